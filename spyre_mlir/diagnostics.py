@@ -1,0 +1,61 @@
+# Diagnostics: the one user-facing error type of spyre-mlir and the helpers that
+# turn it into a single located line.  Reads op locations; writes nothing.
+"""User-facing errors.
+
+Every failure a user can cause (bad IR, bad hints, bad options, bad output
+directories) is raised as :class:`SpyreError`.  The tools print it as one line,
+``<location>: error: <message>``, and exit 1; anything else that escapes is an
+internal bug and is reported as such.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+from xdsl.ir.core import Attribute
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.utils.exceptions import DiagnosticException
+
+
+class SpyreError(DiagnosticException):
+    """A user-facing error, optionally anchored at an op or an explicit location.
+
+    ``op`` gives the location through the op's ``FileLineColLoc``; ``loc`` is an
+    explicit location string (a model source line, a file name) for errors that
+    have no op.
+    """
+
+    def __init__(self, msg: str, *, op: Operation | None = None, loc: str | None = None):
+        super().__init__(msg)
+        self.msg = msg
+        self.op = op
+        self.loc = loc
+
+    def location(self) -> str | None:
+        """The best location known for this error, or None."""
+        if self.loc is not None:
+            return self.loc
+        if self.op is not None:
+            return op_location(self.op)
+        return None
+
+    def format(self, default_loc: str) -> str:
+        """The diagnostic line, ``<loc>: error: <msg>``."""
+        return f"{self.location() or default_loc}: error: {self.msg}"
+
+
+def loc_str(loc: Attribute) -> str | None:
+    """``file:line:col`` for a ``FileLineColLoc``, None for any other location."""
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return None
+
+
+def op_location(op: Operation) -> str | None:
+    """The location of ``op``, or of its closest located ancestor."""
+    current: Operation | None = op
+    while current is not None:
+        found = loc_str(current.location)
+        if found is not None:
+            return found
+        current = current.parent_op()
+    return None

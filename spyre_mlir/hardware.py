@@ -1,0 +1,163 @@
+# Hardware model of the IBM Spyre accelerator: data formats, element sizes and
+# the per-compile SpyreConfig (cores, stick size, LX scratchpad, span limit).
+# Reads the environment variable SENCORES (SpyreConfig.from_env); writes nothing.
+"""The Spyre hardware model (DESIGN §6).
+
+Dtypes are named canonically as ``'float16'``, ``'bfloat16'``, ``'float32'`` or
+``'int8'``; :func:`canonical_dtype` maps the spellings users, numpy and torch
+use onto these names.  :class:`SpyreConfig` holds every machine quantity the
+compiler plans against and can be overridden per compile.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from spyre_mlir.diagnostics import SpyreError
+
+DATA_FORMATS: dict[str, str] = {
+    "float16": "SEN169_FP16",
+    "bfloat16": "SEN169_FP16",
+    "float32": "IEEE_FP32",
+    "int8": "SENINT8",
+}
+"""Device data format of each canonical dtype."""
+
+FORMAT_BYTES: dict[str, int] = {"SEN169_FP16": 2, "IEEE_FP32": 4, "SENINT8": 1}
+"""Bytes per element of each device data format."""
+
+FORMAT_NUMPY_DTYPES: dict[str, np.dtype] = {
+    "SEN169_FP16": np.dtype(np.float16),
+    "IEEE_FP32": np.dtype(np.float32),
+    "SENINT8": np.dtype(np.int8),
+}
+"""The numpy dtype that holds device data of each format (SEN169_FP16 as IEEE fp16)."""
+
+_DTYPE_ALIASES: dict[str, str] = {
+    "float16": "float16",
+    "f16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float32": "float32",
+    "f32": "float32",
+    "float": "float32",
+    "int8": "int8",
+    "i8": "int8",
+}
+
+MAX_CORES = 32
+"""The number of cores on one Spyre card."""
+
+CORES_ENV_VAR = "SENCORES"
+"""Environment variable that sets the default core count."""
+
+
+def round_up(value: int, multiple: int) -> int:
+    """The smallest multiple of ``multiple`` that is >= ``value``."""
+    return -(-value // multiple) * multiple
+
+
+def _dtype_name(dtype: Any) -> str:
+    """A lower-case name for a dtype given as a string, numpy or torch dtype."""
+    if isinstance(dtype, type) and issubclass(dtype, np.generic):
+        return np.dtype(dtype).name
+    name = str(dtype).strip().lower()
+    return name.removeprefix("torch.")
+
+
+def canonical_dtype(dtype: Any) -> str:
+    """The canonical name ('float16', 'bfloat16', 'float32' or 'int8') of ``dtype``.
+
+    Accepts the canonical names and their aliases ('f16', 'half', 'bf16',
+    'f32', 'float', 'i8'), numpy dtypes and scalar types, and torch dtypes
+    (recognised by their string form, so torch is never imported).  Raises
+    :class:`SpyreError` for any other dtype.
+    """
+    canonical = _DTYPE_ALIASES.get(_dtype_name(dtype))
+    if canonical is None:
+        supported = ", ".join(sorted(set(_DTYPE_ALIASES.values())))
+        raise SpyreError(f"unsupported dtype '{dtype}'; Spyre supports {supported}")
+    return canonical
+
+
+def data_format(dtype: Any) -> str:
+    """The device data format ('SEN169_FP16', 'IEEE_FP32' or 'SENINT8') of ``dtype``."""
+    return DATA_FORMATS[canonical_dtype(dtype)]
+
+
+def element_bytes(dtype: Any) -> int:
+    """Bytes one element of ``dtype`` occupies on the device."""
+    return FORMAT_BYTES[data_format(dtype)]
+
+
+def device_numpy_dtype(dtype: Any) -> np.dtype:
+    """The numpy dtype that holds device data of ``dtype`` (bfloat16 is held as float16)."""
+    return FORMAT_NUMPY_DTYPES[data_format(dtype)]
+
+
+@dataclass(frozen=True)
+class SpyreConfig:
+    """Machine quantities the compiler plans against; one instance per compile."""
+
+    cores: int = MAX_CORES
+    """Cores the work is divided over, 1..32."""
+
+    stick_bytes: int = 128
+    """Bytes in one stick, the unit of device memory layout."""
+
+    lx_bytes: int = 2 * 1024 * 1024
+    """Size of each core's LX scratchpad."""
+
+    lx_reserved_bytes: int = 64 * 1024
+    """LX bytes reserved by the runtime and never planned."""
+
+    backend_lx_fraction: float = 0.2
+    """Share of the remaining LX kept by the back end (DXP_LX_FRAC_AVAIL), 0 <= f < 1."""
+
+    span_limit_bytes: int = 65535 * 4096
+    """Largest span of one tensor one core may address."""
+
+    alignment: int = 128
+    """Alignment in bytes of LX offsets and device addresses."""
+
+    def __post_init__(self) -> None:
+        cores = self.cores
+        if isinstance(cores, bool) or not isinstance(cores, int) or not 1 <= cores <= MAX_CORES:
+            raise SpyreError(f"cores must be an integer between 1 and {MAX_CORES}, got {cores!r}")
+        if not 0 <= self.backend_lx_fraction < 1:
+            raise SpyreError(
+                "backend_lx_fraction must satisfy 0 <= fraction < 1, "
+                f"got {self.backend_lx_fraction!r}"
+            )
+
+    @property
+    def usable_lx_bytes(self) -> int:
+        """LX bytes per core available to memory planning (1,625,344 by default)."""
+        available = int((self.lx_bytes - self.lx_reserved_bytes) * (1 - self.backend_lx_fraction))
+        return round_up(available, self.alignment)
+
+    def elems_per_stick(self, dtype: Any) -> int:
+        """Elements of ``dtype`` in one stick (64 fp16/bf16, 32 fp32, 128 int8)."""
+        return self.stick_bytes // element_bytes(dtype)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> SpyreConfig:
+        """A config whose core count comes from ``SENCORES`` unless ``cores=`` is given.
+
+        ``overrides`` are passed to the constructor and win over the environment.
+        """
+        env_cores = os.environ.get(CORES_ENV_VAR)
+        if env_cores is not None and "cores" not in overrides:
+            try:
+                overrides["cores"] = int(env_cores)
+            except ValueError:
+                raise SpyreError(
+                    f"{CORES_ENV_VAR} must be an integer between 1 and {MAX_CORES}, "
+                    f"got '{env_cores}'"
+                ) from None
+        return cls(**overrides)

@@ -1,0 +1,59 @@
+# lit configuration of the spyre-mlir test suite.  Reads the tool locations
+# from lit.site.cfg.py when CMake configured the build, and finds them itself
+# otherwise (LLVM FileCheck from /usr/lib/llvm-22/bin when present, else the
+# PyPI `filecheck`).
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+
+config.name = "spyre-mlir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["python", "Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+if not getattr(config, "test_exec_root", None):
+    config.test_exec_root = os.path.join(config.test_source_root, "Output")
+
+LLVM_BIN = "/usr/lib/llvm-22/bin"
+
+
+def find_tool(configured, *candidates):
+    """The configured path, else the first candidate that exists or is on PATH."""
+    if configured:
+        return configured
+    for candidate in candidates:
+        found = candidate if os.path.isabs(candidate) and os.access(candidate, os.X_OK) else shutil.which(candidate)
+        if found:
+            return found
+    return None
+
+
+filecheck = find_tool(getattr(config, "filecheck", None), os.path.join(LLVM_BIN, "FileCheck"), "filecheck")
+mlir_opt = find_tool(getattr(config, "mlir_opt", None), os.path.join(LLVM_BIN, "mlir-opt"))
+spyre_opt = find_tool(getattr(config, "spyre_opt", None), "spyre-opt")
+if filecheck is None or spyre_opt is None:
+    lit_config.fatal("FileCheck (LLVM or the PyPI 'filecheck') and spyre-opt must be installed: "
+                     "pip install -e '.[test]'")
+
+config.substitutions.append(("%filecheck", filecheck))
+config.substitutions.append(("%spyre-opt", spyre_opt))
+config.substitutions.append(("%python", getattr(config, "python_executable", None) or shutil.which("python3")))
+config.substitutions.append(("%reference", os.path.normpath(
+    os.path.join(config.test_source_root, "..", "..", "shared", "reference"))))
+if mlir_opt:
+    config.available_features.add("mlir-opt")
+    config.substitutions.append(("%mlir-opt", mlir_opt))
+else:
+    lit_config.note("upstream mlir-opt not found: tests marked 'REQUIRES: mlir-opt' are UNSUPPORTED "
+                    "(install mlir-22-tools)")
+if os.path.isdir(os.path.join(config.test_source_root, "..", "..", "shared", "reference")):
+    config.available_features.add("shared-reference")
+else:
+    lit_config.note("../shared/reference is absent: tests marked 'REQUIRES: shared-reference' are UNSUPPORTED")
+
+config.environment["PATH"] = os.environ.get("PATH", "")
+for passthrough in ("HOME", "PYTHONPATH", "SPYRE_TRACEBACK"):
+    if passthrough in os.environ:
+        config.environment[passthrough] = os.environ[passthrough]

@@ -1,0 +1,150 @@
+# Unit tests of spyre_mlir.hardware: dtype names, data formats and SpyreConfig.
+"""Tests of the hardware model (DESIGN §6)."""
+
+import numpy as np
+import pytest
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import (
+    SpyreConfig,
+    canonical_dtype,
+    data_format,
+    device_numpy_dtype,
+    element_bytes,
+    round_up,
+)
+
+
+class _FakeTorchDtype:
+    """Stands in for a torch dtype, which prints as e.g. 'torch.float16'."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+
+@pytest.mark.parametrize(
+    "spelling, canonical",
+    [
+        ("float16", "float16"),
+        ("f16", "float16"),
+        ("half", "float16"),
+        ("bfloat16", "bfloat16"),
+        ("bf16", "bfloat16"),
+        ("float32", "float32"),
+        ("f32", "float32"),
+        ("float", "float32"),
+        ("int8", "int8"),
+        ("i8", "int8"),
+        (np.float16, "float16"),
+        (np.dtype("float32"), "float32"),
+        (np.int8, "int8"),
+        (_FakeTorchDtype("float16"), "float16"),
+        (_FakeTorchDtype("bfloat16"), "bfloat16"),
+        (_FakeTorchDtype("float32"), "float32"),
+        (_FakeTorchDtype("int8"), "int8"),
+    ],
+)
+def test_canonical_dtype(spelling, canonical):
+    assert canonical_dtype(spelling) == canonical
+
+
+@pytest.mark.parametrize("dtype", ["float64", np.float64, "int32", _FakeTorchDtype("int64"), None])
+def test_unsupported_dtype_is_named(dtype):
+    with pytest.raises(SpyreError, match="unsupported dtype") as info:
+        canonical_dtype(dtype)
+    assert str(dtype) in info.value.msg
+    assert "float16, float32, int8" in info.value.msg
+
+
+@pytest.mark.parametrize(
+    "dtype, fmt, nbytes, numpy_dtype",
+    [
+        ("float16", "SEN169_FP16", 2, np.float16),
+        ("bfloat16", "SEN169_FP16", 2, np.float16),
+        ("float32", "IEEE_FP32", 4, np.float32),
+        ("int8", "SENINT8", 1, np.int8),
+    ],
+)
+def test_data_formats(dtype, fmt, nbytes, numpy_dtype):
+    assert data_format(dtype) == fmt
+    assert element_bytes(dtype) == nbytes
+    assert device_numpy_dtype(dtype) == np.dtype(numpy_dtype)
+
+
+@pytest.mark.parametrize("dtype, elems", [("float16", 64), ("bfloat16", 64), ("float32", 32), ("int8", 128)])
+def test_elems_per_stick(dtype, elems):
+    assert SpyreConfig().elems_per_stick(dtype) == elems
+
+
+def test_defaults():
+    config = SpyreConfig()
+    assert config.cores == 32
+    assert config.stick_bytes == 128
+    assert config.alignment == 128
+    assert config.usable_lx_bytes == 1_625_344
+    assert config.span_limit_bytes == 268_431_360
+
+
+def test_usable_lx_is_aligned():
+    config = SpyreConfig(backend_lx_fraction=0.3)
+    assert config.usable_lx_bytes % config.alignment == 0
+    assert config.usable_lx_bytes >= int((config.lx_bytes - config.lx_reserved_bytes) * 0.7)
+
+
+@pytest.mark.parametrize("value, multiple, expected", [(0, 128, 0), (1, 128, 128), (128, 128, 128), (129, 128, 256)])
+def test_round_up(value, multiple, expected):
+    assert round_up(value, multiple) == expected
+
+
+@pytest.mark.parametrize("cores", [1, 8, 32])
+def test_valid_cores(cores):
+    assert SpyreConfig(cores=cores).cores == cores
+
+
+@pytest.mark.parametrize("cores", [0, 33, -1, 2.0, True, "8"])
+def test_invalid_cores(cores):
+    with pytest.raises(SpyreError, match="cores must be an integer between 1 and 32, got"):
+        SpyreConfig(cores=cores)
+
+
+@pytest.mark.parametrize("fraction", [-0.1, 1.0, 1.5])
+def test_invalid_backend_fraction(fraction):
+    with pytest.raises(SpyreError, match="backend_lx_fraction"):
+        SpyreConfig(backend_lx_fraction=fraction)
+
+
+def test_from_env_default(monkeypatch):
+    monkeypatch.delenv("SENCORES", raising=False)
+    assert SpyreConfig.from_env() == SpyreConfig()
+
+
+def test_from_env_honours_sencores(monkeypatch):
+    monkeypatch.setenv("SENCORES", "8")
+    assert SpyreConfig.from_env().cores == 8
+
+
+def test_explicit_cores_override_env(monkeypatch):
+    monkeypatch.setenv("SENCORES", "8")
+    assert SpyreConfig.from_env(cores=4).cores == 4
+
+
+def test_from_env_passes_other_overrides(monkeypatch):
+    monkeypatch.setenv("SENCORES", "2")
+    config = SpyreConfig.from_env(stick_bytes=64)
+    assert (config.cores, config.stick_bytes) == (2, 64)
+
+
+def test_non_integer_sencores(monkeypatch):
+    monkeypatch.setenv("SENCORES", "abc")
+    with pytest.raises(SpyreError, match="SENCORES") as info:
+        SpyreConfig.from_env()
+    assert "'abc'" in info.value.msg
+
+
+def test_out_of_range_sencores(monkeypatch):
+    monkeypatch.setenv("SENCORES", "33")
+    with pytest.raises(SpyreError, match="got 33"):
+        SpyreConfig.from_env()
