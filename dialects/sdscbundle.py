@@ -59,6 +59,7 @@ class InputArgType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         found: dict[str, IntAttr | NoneAttr] = {"granularity": NoneAttr(), "max_value": NoneAttr()}
+        start = parser.pos
         with parser.in_angle_brackets():
             elem = parser.parse_type()
             while parser.parse_optional_punctuation(",") is not None:
@@ -68,7 +69,12 @@ class InputArgType(ParametrizedAttribute, TypeAttribute):
                     parser.raise_error(f"duplicate '{key}' in !sdscbundle.input_arg", pos, parser.pos)
                 parser.parse_punctuation("=")
                 found[key] = IntAttr(parser.parse_integer(allow_negative=False))
-        return (elem, found["granularity"], found["max_value"])
+        params = (elem, found["granularity"], found["max_value"])
+        try:  # verify here so that an error points at the type, not at the op using it
+            cls.new(params)
+        except VerifyException as e:
+            parser.raise_error(str(e), start, parser.pos)
+        return params
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -129,13 +135,23 @@ class SdscExecuteOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> SdscExecuteOp:
+        operands_pos = parser.pos
         unresolved = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
         args = [parser.resolve_operand(u, IndexType()) for u in unresolved]
         pos = parser.pos
         attrs = dict(parser.parse_optional_attr_dict())
+        if not attrs:  # point at this op, not at the next token
+            pos = operands_pos
         for key in ("sdsc_filename", "symbol_ids"):
             if key not in attrs:
                 parser.raise_error(f"sdscbundle.sdsc_execute expects a '{key}' attribute", pos, parser.pos)
+        if not isinstance(attrs["sdsc_filename"], StringAttr):
+            parser.raise_error(f"sdscbundle.sdsc_execute expects 'sdsc_filename' to be a string, "
+                               f"got {attrs['sdsc_filename']}", pos, parser.pos)
+        ids = attrs["symbol_ids"]
+        if not isinstance(ids, ArrayAttr) or not all(isinstance(i, IntegerAttr) for i in ids.data):
+            parser.raise_error(f"sdscbundle.sdsc_execute expects 'symbol_ids' to be an array of integers, "
+                               f"got {ids}", pos, parser.pos)
         props = {"sdsc_filename": attrs.pop("sdsc_filename"), "symbol_ids": attrs.pop("symbol_ids")}
         return cls.create(operands=args, attributes=attrs, properties=props)
 

@@ -11,7 +11,7 @@ Ops::
     %s = spyre.reduce "sum" (%a) dims [1] : (tensor<4x64xf16>) -> tensor<4xf16>
     %c = spyre.matmul (%a, %b) : (tensor<4x64xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
     %v = spyre.view %a affine_map<(d0, d1) -> (d1, d0)> : tensor<4x64xf16> -> tensor<64x4xf16>
-    %r = spyre.restickify %a : tensor<64x128xf16, #L0> -> tensor<64x128xf16, #L1>
+    %r = spyre.restickify (%a) : (tensor<64x128xf16, #L0>) -> tensor<64x128xf16, #L1>
     %z = spyre.fill 0.0 : tensor<4x64xf16>
 
 Attributes: ``#spyre.layout`` (tensor encoding), ``#spyre.hint`` (a ``spyre_hint``
@@ -116,6 +116,16 @@ def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 
 
+def _verified_parameters(parser: AttrParser, cls: type[ParametrizedAttribute], start: int,
+                         params: Sequence[Attribute]) -> Sequence[Attribute]:
+    """``params`` after running ``cls``'s verifier, so that an error points at the attribute text."""
+    try:
+        cls.new(params)
+    except VerifyException as e:
+        parser.raise_error(str(e), start, parser.pos)
+    return params
+
+
 @irdl_attr_definition
 class LayoutAttr(ParametrizedAttribute):
     """A tensor's device layout (DESIGN §6), used as the tensor type's encoding.
@@ -137,6 +147,7 @@ class LayoutAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             parser.parse_keyword("device_size")
             parser.parse_punctuation("=")
@@ -149,11 +160,11 @@ class LayoutAttr(ParametrizedAttribute):
             parser.parse_keyword("format")
             parser.parse_punctuation("=")
             fmt = parser.parse_str_literal()
-        return (
+        return _verified_parameters(parser, cls, start, (
             ArrayAttr(IntAttr(v) for v in size),
             ArrayAttr(IntAttr(v) for v in order),
             StringAttr(fmt),
-        )
+        ))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -189,12 +200,18 @@ class LayoutAttr(ParametrizedAttribute):
 
 
 def _parse_count_dict(parser: AttrParser) -> DictionaryAttr:
-    def entry() -> tuple[str, Attribute]:
-        name = parser.parse_identifier_or_str_literal("a dimension name")
-        parser.parse_punctuation("=")
-        return name, IntegerAttr(parser.parse_integer(), i64)
+    counts: dict[str, Attribute] = {}
 
-    return DictionaryAttr(dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry)))
+    def entry() -> None:
+        pos = parser.pos
+        name = parser.parse_identifier_or_str_literal("a dimension name")
+        if name in counts:
+            parser.raise_error(f"duplicate dimension '{name}' in #spyre.hint", pos, parser.pos)
+        parser.parse_punctuation("=")
+        counts[name] = IntegerAttr(parser.parse_integer(), i64)
+
+    parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry)
+    return DictionaryAttr(counts)
 
 
 def _print_count_dict(printer: Printer, counts: DictionaryAttr) -> None:
@@ -231,6 +248,7 @@ class HintAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         found = {"tiles": DictionaryAttr({}), "work_div": DictionaryAttr({})}
+        start = parser.pos
         with parser.in_angle_brackets():
             hint_id = parser.parse_integer(allow_negative=False)
             while parser.parse_optional_punctuation(",") is not None:
@@ -240,7 +258,7 @@ class HintAttr(ParametrizedAttribute):
                     parser.raise_error(f"duplicate '{key}' in #spyre.hint", pos, parser.pos)
                 parser.parse_punctuation("=")
                 found[key] = _parse_count_dict(parser)
-        return (IntAttr(hint_id), found["tiles"], found["work_div"])
+        return _verified_parameters(parser, cls, start, (IntAttr(hint_id), found["tiles"], found["work_div"]))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -289,12 +307,13 @@ class PlacementAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             memory = parser.parse_keyword_in(("lx", "hbm"))
             parser.parse_punctuation(",")
             kind = "lx" if memory == "lx" else parser.parse_keyword_in(("arg", "pool"))
             value = parser.parse_integer(allow_negative=False)
-        return (StringAttr(kind), IntAttr(value))
+        return _verified_parameters(parser, cls, start, (StringAttr(kind), IntAttr(value)))
 
     def print_parameters(self, printer: Printer) -> None:
         kind = self.kind.data
@@ -320,6 +339,8 @@ def _verify_tensor_type(t: Attribute, what: str) -> None:
     shape = tuple(t.get_shape())
     if any(s < 0 for s in shape):
         raise VerifyException(f"{what} has a dynamic shape {t}; only static shapes are supported")
+    if 0 in shape:
+        raise VerifyException(f"{what} has an empty dimension {t}; every dimension must be at least 1")
     dtype = element_dtype(t.get_element_type())
     if dtype is None:
         raise VerifyException(f"{what} has element type {t.get_element_type()}, "
@@ -488,7 +509,9 @@ class ComputeOp(IRDLOperation):
         for i, (m, v) in enumerate(zip(maps, tensors)):
             what = "result" if i == len(maps) - 1 else f"operand #{i}"
             shape = _shape(v)
-            if m.num_dims != len(space) or m.num_symbols or len(m.results) != len(shape):
+            if m.num_symbols:
+                raise VerifyException(f"indexing map {m} of {what} must not have symbols")
+            if m.num_dims != len(space) or len(m.results) != len(shape):
                 raise VerifyException(
                     f"indexing map {m} of {what} must map {len(space)} iteration dims to "
                     f"{len(shape)} coordinates")
@@ -586,6 +609,9 @@ class PointwiseOp(ComputeOp):
             if _scalar_value(attr) is None:
                 raise VerifyException(f"const '{key}' must be a float or integer, got {attr}")
         tensor_inputs = len([n for n in names if n not in consts])
+        if not self.inputs:
+            raise VerifyException(f"op func '{func.name}' needs at least one tensor operand; "
+                                  "an all-constant value is a spyre.fill")
         if tensor_inputs != len(self.inputs):
             raise VerifyException(
                 f"op func '{func.name}' takes {len(names)} inputs ({', '.join(names)}); "
@@ -765,6 +791,9 @@ class RestickifyOp(ComputeOp):
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
         if src.get_shape() != dst.get_shape() or src.get_element_type() != dst.get_element_type():
             raise VerifyException(f"operand type {src} and result type {dst} must differ only in layout")
+        if src.encoding == dst.encoding:
+            raise VerifyException(f"operand and result have the same layout {src.encoding}; "
+                                  "a restickify must change it")
 
 
 @irdl_op_definition
@@ -795,7 +824,9 @@ class ViewOp(IRDLOperation):
             raise VerifyException("source and result element types differ")
         m = self.map.data
         src, out = _shape(self.source), _shape(self.result)
-        if m.num_dims != len(out) or m.num_symbols or len(m.results) != len(src):
+        if m.num_symbols:
+            raise VerifyException(f"map {m} must not have symbols")
+        if m.num_dims != len(out) or len(m.results) != len(src):
             raise VerifyException(f"map {m} must take {len(out)} result coordinates to "
                                   f"{len(src)} source coordinates")
         bounds = [(0, s - 1) for s in out]
@@ -857,6 +888,8 @@ class FillOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         value = self.fill_value()
         text = ("-inf" if value < 0 else "inf") if math.isinf(value) else "nan" if math.isnan(value) else repr(value)
+        if "e" in text and "." not in text:
+            text = text.replace("e", ".0e")  # 1e+20 is not an MLIR float literal; 1.0e+20 is
         printer.print_string(f" {text}")
         printer.print_op_attributes({**self.properties, **self.attributes}, reserved_attr_names=("value",))
         printer.print_string(" : ")
@@ -864,6 +897,8 @@ class FillOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_tensor_type(self.result.type, "result")
+        if self.value.type != f64:
+            raise VerifyException(f"fill value must be an f64 attribute, got {self.value.type}")
         if self.dims is not None and len(self.dims.data) != len(_shape(self.result)):
             raise VerifyException(f"dims has {len(self.dims.data)} entries for a result of rank "
                                   f"{len(_shape(self.result))}")

@@ -70,6 +70,8 @@ class LocatingParser(Parser):
             op = super().parse_operation()
         except VerifyException as e:
             self.raise_error(str(e), start, self.pos)
+        except NotImplementedError as e:  # xDSL's semi-affine expressions, for one
+            self.raise_error(f"unsupported syntax: {e}", start, self.pos)
         if isinstance(op.location, UnknownLoc):
             line = bisect.bisect_right(self._newlines, start - 1)
             column = start - (self._newlines[line - 1] + 1 if line else 0) + 1

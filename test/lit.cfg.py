@@ -12,7 +12,9 @@ config.name = "spyre-mlir"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.excludes = ["python", "Inputs", "lit.cfg.py", "lit.site.cfg.py"]
-config.test_source_root = os.path.dirname(__file__)
+# Set by lit.site.cfg.py under CMake; this directory when lit runs on test/ directly.
+if not getattr(config, "test_source_root", None):
+    config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 if not getattr(config, "test_exec_root", None):
     config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
@@ -20,9 +22,9 @@ LLVM_BIN = "/usr/lib/llvm-22/bin"
 
 
 def find_tool(configured, *candidates):
-    """The configured path, else the first candidate that exists or is on PATH."""
-    if configured:
-        return configured
+    """The configured path ("" = configured as absent), else the first candidate found."""
+    if configured is not None:
+        return configured or None
     for candidate in candidates:
         found = candidate if os.path.isabs(candidate) and os.access(candidate, os.X_OK) else shutil.which(candidate)
         if found:
@@ -39,6 +41,7 @@ if filecheck is None or spyre_opt is None:
 
 config.substitutions.append(("%filecheck", filecheck))
 config.substitutions.append(("%spyre-opt", spyre_opt))
+config.substitutions.append(("%spyre-import", find_tool(getattr(config, "spyre_import", None), "spyre-import") or "spyre-import"))
 config.substitutions.append(("%python", getattr(config, "python_executable", None) or shutil.which("python3")))
 config.substitutions.append(("%reference", os.path.normpath(
     os.path.join(config.test_source_root, "..", "..", "shared", "reference"))))

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole spyre-mlir test suite, from a fresh machine: installs what the
+# tests need (upstream MLIR 22 through apt-get when this is a root Debian
+# machine, the package with its [test] extra through pip), then runs the lit
+# suite through CMake's check-spyre-mlir target and the pytest suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MLIR_BIN=/usr/lib/llvm-22/bin
+if [ ! -x "$MLIR_BIN/mlir-opt" ] || [ ! -x "$MLIR_BIN/FileCheck" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools llvm-22-tools >/dev/null
+  else
+    echo "SKIP upstream MLIR: not root or no apt-get, so mlir-22-tools cannot be installed;" \
+         "the upstream-MLIR tests will report UNSUPPORTED/SKIPPED"
+  fi
+fi
+
+python3 -m pip install -q -e '.[test]'
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build --target check-spyre-mlir
+
+# A pytest exit of 5 (no test collected) fails the run like any other non-zero exit.
+python3 -m pytest test/python -q -p no:cacheprovider
