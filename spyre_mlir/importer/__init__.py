@@ -1,0 +1,16 @@
+# The importer package: torch.export programs -> spyre dialect.  Reads
+# ExportedPrograms (and model files, through loader); writes xDSL modules.
+"""``torch.export`` -> ``spyre`` dialect.
+
+* :func:`import_program` (``core``): the importer;
+* ``table``: the ATen table (one emitter per supported overload);
+* ``views``: affine maps of view ops;
+* :func:`load_program` / :func:`export_model` (``loader``): model files for the tools.
+"""
+
+from spyre_mlir.importer.core import import_program
+from spyre_mlir.importer.loader import LoadedModel, export_model, load_factory, load_model, load_program
+from spyre_mlir.importer.table import supported_ops
+
+__all__ = ["import_program", "export_model", "load_factory", "load_model", "load_program",
+           "LoadedModel", "supported_ops"]

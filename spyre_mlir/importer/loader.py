@@ -1,0 +1,144 @@
+# Loading models for the tools: `model.py:factory` specs and `.pt2` files, and
+# exporting `(module_or_callable, example_inputs)` with hints preserved.  Reads
+# Python files and .pt2 archives; writes nothing.  Shared by spyre-import and
+# (later) spyre-compile / spyre-run.
+"""Model loading for the command-line tools.
+
+``load_program("examples/add_mul_nested.py:build")`` imports the file by path,
+calls ``build()``, and returns an ``ExportedProgram``: the factory's own, or one
+exported from the ``(module_or_callable, example_inputs)`` it returned.
+``load_program("model.pt2")`` is ``torch.export.load``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx.traceback as fx_traceback
+
+from spyre_mlir.diagnostics import SpyreError
+
+
+@dataclass
+class LoadedModel:
+    """What a factory produced: the program, and the eager model when there is one."""
+
+    program: torch.export.ExportedProgram
+    module: torch.nn.Module | None = None
+    example_inputs: tuple[Any, ...] | None = None
+
+
+class _CallableModule(torch.nn.Module):
+    """Wraps a plain function so that torch.export can trace it."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def _named_wrapper(fn: Callable[..., Any]) -> torch.nn.Module:
+    """A module whose ``forward`` has ``fn``'s parameter names (they become input names)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return _CallableModule(fn)
+    simple = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+                 and p.name.isidentifier() and p.name != "self" for p in params)
+    if not simple or not params:
+        return _CallableModule(fn)
+    names = ", ".join(p.name for p in params)
+    scope: dict[str, Any] = {}
+    exec(f"def forward(self, {names}):\n    return self.fn({names})\n", scope)
+    cls = type(f"{getattr(fn, '__name__', 'fn')}_module", (_CallableModule,), {"forward": scope["forward"]})
+    return cls(fn)
+
+
+def as_module(fn_or_module: Any) -> torch.nn.Module:
+    """``fn_or_module`` as an ``nn.Module``."""
+    if isinstance(fn_or_module, torch.nn.Module):
+        return fn_or_module
+    if callable(fn_or_module):
+        # Non-strict export records stack traces of `forward` frames only; an
+        # anchor makes it keep the frames of the user's function too.
+        anchor = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
+        if anchor is not None and hasattr(fn_or_module, "__code__"):
+            anchor(fn_or_module)
+        return _named_wrapper(fn_or_module)
+    raise SpyreError(f"expected an nn.Module or a callable, got {type(fn_or_module).__name__}")
+
+
+def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bool = False
+                 ) -> torch.export.ExportedProgram:
+    """``torch.export.export`` with ``spyre_hint`` annotations preserved.
+
+    Non-strict export runs inside ``torch.fx.traceback.preserve_node_meta()``,
+    which is what keeps the hints; strict export keeps them by itself.
+    """
+    module = as_module(fn_or_module)
+    inputs = tuple(example_inputs)
+    if strict:
+        return torch.export.export(module, inputs, strict=True)
+    with fx_traceback.preserve_node_meta():
+        return torch.export.export(module, inputs, strict=False)
+
+
+def load_factory(spec: str) -> Callable[[], Any]:
+    """The function named by ``path/to/model.py:factory``."""
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise SpyreError(f"expected 'model.py:factory' or 'program.pt2', got '{spec}'")
+    if not os.path.isfile(path):
+        raise SpyreError(f"no such file '{path}'")
+    module_name = "_spyre_model_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
+    module = sys.modules.get(module_name)
+    if module is None:
+        loader_spec = importlib.util.spec_from_file_location(module_name, path)
+        assert loader_spec is not None and loader_spec.loader is not None
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[module_name] = module
+        directory = os.path.dirname(os.path.abspath(path))
+        sys.path.insert(0, directory)
+        try:
+            loader_spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
+        finally:
+            if sys.path and sys.path[0] == directory:
+                sys.path.pop(0)
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise SpyreError(f"'{path}' has no function '{name}'", loc=os.path.basename(path))
+    return factory
+
+
+def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
+    """Load ``model.py:factory`` or ``program.pt2``."""
+    if spec.endswith(".pt2") and ":" not in os.path.basename(spec):
+        if not os.path.isfile(spec):
+            raise SpyreError(f"no such file '{spec}'")
+        return LoadedModel(torch.export.load(spec))
+    made = load_factory(spec)()
+    if isinstance(made, torch.export.ExportedProgram):
+        return LoadedModel(made)
+    if isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
+        module = as_module(made[0])
+        program = export_model(module, made[1], strict=strict)
+        return LoadedModel(program, module, tuple(made[1]))
+    raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
+                     f"(module_or_callable, example_inputs), got {type(made).__name__}")
+
+
+def load_program(spec: str, *, strict: bool = False) -> torch.export.ExportedProgram:
+    """The ``ExportedProgram`` of ``model.py:factory`` or ``program.pt2``."""
+    return load_model(spec, strict=strict).program

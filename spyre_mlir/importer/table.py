@@ -1,0 +1,443 @@
+# The ATen table of the importer: one entry per supported ATen overload, mapping
+# it to an emitter that builds spyre ops (or a decomposition into op funcs).
+# Read by core._Importer; writes IR through NodeEmitter.
+"""ATen overload -> emitter.
+
+An emitter is ``fn(cx: NodeEmitter, *args, **kwargs)`` called with the node's
+arguments (FX nodes replaced by SSA values or tuples of them) and returns the
+node's value: an SSA value, a tuple for multi-output ops, or None.  Pointwise
+ops whose ATen name maps 1:1 to an op func are listed in :data:`UNARY` and
+:data:`BINARY`; everything else is a small function below.  Decompositions
+(softmax, layer norm, comparisons, ...) live here too and produce only op
+funcs of :mod:`spyre_mlir.opfuncs`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from xdsl.ir import SSAValue
+
+from spyre_mlir.importer import views
+from spyre_mlir.importer.core import NodeEmitter, Unsupported, missing, scalar, shape_of
+
+aten = torch.ops.aten
+Emitter = Callable[..., Any]
+
+# --------------------------------------------------------------------------
+# 1. Pointwise ops that are one op func
+# --------------------------------------------------------------------------
+
+UNARY: dict[Any, str] = {
+    aten.neg.default: "neg",
+    aten.exp.default: "exp",
+    aten.log.default: "log",
+    aten.sqrt.default: "sqrt",
+    aten.rsqrt.default: "rsqrt",
+    aten.reciprocal.default: "reciprocal",
+    aten.abs.default: "abs",
+    aten.tanh.default: "tanh",
+    aten.sigmoid.default: "sigmoid",
+    aten.relu.default: "relufwd",
+    aten.silu.default: "silu",
+}
+
+BINARY: dict[Any, str] = {
+    aten.mul.Tensor: "mul",
+    aten.mul.Scalar: "mul",
+    aten.div.Tensor: "realdiv",
+    aten.div.Scalar: "realdiv",
+    aten.maximum.default: "maximum",
+    aten.minimum.default: "minimum",
+    aten.eq.Scalar: "equal",
+    aten.eq.Tensor: "equal",
+    aten.ne.Scalar: "notequal",
+    aten.ne.Tensor: "notequal",
+    aten.ge.Scalar: "greaterequal",
+    aten.ge.Tensor: "greaterequal",
+    aten.le.Scalar: "lesserequal",
+    aten.le.Tensor: "lesserequal",
+}
+
+# Comparisons without an op func: 1 - (the complementary comparison).
+NEGATED: dict[Any, str] = {
+    aten.gt.Scalar: "lesserequal",
+    aten.gt.Tensor: "lesserequal",
+    aten.lt.Scalar: "greaterequal",
+    aten.lt.Tensor: "greaterequal",
+}
+
+_COMPARISONS = {k for k, v in BINARY.items() if v in ("equal", "notequal", "greaterequal", "lesserequal")}
+
+
+def _unary(op_func: str) -> Emitter:
+    def emit(cx: NodeEmitter, x: SSAValue) -> SSAValue:
+        return cx.pointwise(op_func, [x])
+    return emit
+
+
+def _first_tensor(*args: Any) -> SSAValue | None:
+    return next((a for a in args if isinstance(a, SSAValue)), None)
+
+
+def _binary(op_func: str, comparison: bool) -> Emitter:
+    def emit(cx: NodeEmitter, x: Any, y: Any) -> SSAValue:
+        elem = cx.out_elem(_first_tensor(x, y)) if comparison else None
+        return cx.binary(op_func, x, y, elem)
+    return emit
+
+
+def _negated(op_func: str) -> Emitter:
+    def emit(cx: NodeEmitter, x: Any, y: Any) -> SSAValue:
+        elem = cx.out_elem(_first_tensor(x, y))
+        flag = cx.binary(op_func, x, y, elem)
+        return cx.pointwise("sub", [flag], {"x": 1.0}, elem)
+    return emit
+
+
+# --------------------------------------------------------------------------
+# 2. Arithmetic with extra arguments
+# --------------------------------------------------------------------------
+
+
+def _scaled(cx: NodeEmitter, y: Any, alpha: Any) -> Any:
+    if alpha == 1:
+        return y
+    if isinstance(y, SSAValue):
+        return cx.binary("mul", y, alpha)
+    return scalar(y) * scalar(alpha)
+
+
+def _add(cx: NodeEmitter, x: Any, y: Any, *, alpha: Any = 1) -> SSAValue:
+    return cx.binary("add", x, _scaled(cx, y, alpha))
+
+
+def _sub(cx: NodeEmitter, x: Any, y: Any, *, alpha: Any = 1) -> SSAValue:
+    return cx.binary("sub", x, _scaled(cx, y, alpha))
+
+
+def _rsub(cx: NodeEmitter, x: Any, y: Any, *, alpha: Any = 1) -> SSAValue:
+    return cx.binary("sub", y, _scaled(cx, x, alpha))
+
+
+def _div_mode(cx: NodeEmitter, x: Any, y: Any, *, rounding_mode: str | None = None) -> SSAValue:
+    if rounding_mode is not None:
+        raise Unsupported(f"rounding_mode='{rounding_mode}' is not supported")
+    return cx.binary("realdiv", x, y)
+
+
+def _gelu(cx: NodeEmitter, x: SSAValue, *, approximate: str = "none") -> SSAValue:
+    if approximate == "none":
+        return cx.pointwise("gelufwd", [x])
+    if approximate != "tanh":
+        raise Unsupported(f"approximate='{approximate}'")
+    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    x3 = cx.binary("mul", cx.binary("mul", x, x), x)
+    inner = cx.binary("add", x, cx.binary("mul", x3, 0.044715))
+    t = cx.pointwise("tanh", [cx.binary("mul", inner, math.sqrt(2.0 / math.pi))])
+    return cx.binary("mul", cx.binary("mul", x, 0.5), cx.binary("add", t, 1.0))
+
+
+def _log1p(cx: NodeEmitter, x: SSAValue) -> SSAValue:
+    return cx.pointwise("log", [cx.binary("add", x, 1.0)])
+
+
+def _softplus(cx: NodeEmitter, x: SSAValue, beta: Any = 1, threshold: Any = 20) -> SSAValue:
+    return cx.pointwise("softplus", [x], {"beta": scalar(beta), "threshold": scalar(threshold)})
+
+
+def _clamp(cx: NodeEmitter, x: SSAValue, min: Any = None, max: Any = None) -> SSAValue:
+    consts = {}
+    if min is not None:
+        consts["min"] = scalar(min)
+    if max is not None:
+        consts["max"] = scalar(max)
+    if not consts:
+        return x
+    return cx.pointwise("clip", [x], consts)
+
+
+def _clamp_tensor(cx: NodeEmitter, x: SSAValue, min: Any = None, max: Any = None) -> SSAValue:
+    if min is not None:
+        x = cx.binary("maximum", x, min)
+    if max is not None:
+        x = cx.binary("minimum", x, max)
+    return x
+
+
+def _pow(cx: NodeEmitter, x: SSAValue, exponent: Any) -> SSAValue:
+    e = scalar(exponent)
+    if e == 1:
+        return x
+    if e == 2:
+        return cx.pointwise("mul", [x, x])
+    named = {0.5: "sqrt", -1: "reciprocal", -0.5: "rsqrt"}
+    if e in named:
+        return cx.pointwise(named[e], [x])
+    raise Unsupported(f"exponent {exponent} (supported: 2, 1, 0.5, -0.5, -1)")
+
+
+def _where(cx: NodeEmitter, cond: SSAValue, x: Any, y: Any) -> SSAValue:
+    consts = {}
+    operands = [cond]
+    for name, a in (("x", x), ("y", y)):
+        if isinstance(a, SSAValue):
+            operands.append(a)
+        else:
+            consts[name] = scalar(a)
+    elem = cx.out_elem(_first_tensor(x, y))
+    return cx.pointwise("where3", operands, consts, elem)
+
+
+def _to_copy(cx: NodeEmitter, x: SSAValue, **kwargs: Any) -> SSAValue:
+    if kwargs.get("dtype") == torch.bool:
+        raise Unsupported("conversion to torch.bool (Spyre has no bool type)")
+    return cx.cast(x, cx.out_elem(x))
+
+
+def _noop(cx: NodeEmitter, *args: Any, **kwargs: Any) -> None:
+    return None
+
+
+# --------------------------------------------------------------------------
+# 3. Reductions
+# --------------------------------------------------------------------------
+
+
+def _reduction(op_func: str) -> Emitter:
+    def emit(cx: NodeEmitter, x: SSAValue, dim: Any = None, keepdim: bool = False, **kw: Any) -> SSAValue:
+        dims = [dim] if isinstance(dim, int) else list(dim or [])
+        return cx.reduce(op_func, x, dims, keepdim)
+    return emit
+
+
+def _reduction_with_indices(op_func: str, what: str) -> Emitter:
+    def emit(cx: NodeEmitter, x: SSAValue, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
+        return (cx.reduce(op_func, x, [dim], keepdim),
+                missing(f"the indices output of aten.{what}.dim (argmax/argmin) is not supported"))
+    return emit
+
+
+# --------------------------------------------------------------------------
+# 4. Matmul
+# --------------------------------------------------------------------------
+
+
+def _mm(cx: NodeEmitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return cx.matmul(a, b)
+
+
+def _addmm(cx: NodeEmitter, bias: Any, a: SSAValue, b: SSAValue, *, beta: Any = 1, alpha: Any = 1) -> SSAValue:
+    p = cx.matmul(a, b)
+    if alpha != 1:
+        p = cx.binary("mul", p, alpha)
+    if beta == 0:
+        return p
+    return cx.binary("add", p, _scaled(cx, bias, beta))
+
+
+# --------------------------------------------------------------------------
+# 5. Decompositions of normalisations
+# --------------------------------------------------------------------------
+
+
+def _softmax(cx: NodeEmitter, x: SSAValue, dim: int, half_to_float: bool = False) -> SSAValue:
+    if half_to_float:
+        raise Unsupported("half_to_float=True")
+    m = cx.reduce("max", x, [dim], True)
+    s = cx.pointwise("sub", [x, m])
+    e = cx.pointwise("exp", [s])
+    t = cx.reduce("sum", e, [dim], True)
+    return cx.pointwise("realdiv", [e, t])
+
+
+def _log_softmax(cx: NodeEmitter, x: SSAValue, dim: int, half_to_float: bool = False) -> SSAValue:
+    if half_to_float:
+        raise Unsupported("half_to_float=True")
+    m = cx.reduce("max", x, [dim], True)
+    s = cx.pointwise("sub", [x, m])
+    t = cx.reduce("sum", cx.pointwise("exp", [s]), [dim], True)
+    return cx.pointwise("sub", [s, cx.pointwise("log", [t])])
+
+
+def _layer_norm(cx: NodeEmitter, x: SSAValue, normalized_shape: Sequence[int], weight: Any, bias: Any,
+                eps: float) -> tuple[SSAValue, SSAValue, SSAValue]:
+    rank = len(shape_of(x))
+    dims = list(range(rank - len(normalized_shape), rank))
+    mean = cx.reduce("mean", x, dims, True)
+    centred = cx.pointwise("sub", [x, mean])
+    var = cx.reduce("mean", cx.pointwise("mul", [centred, centred]), dims, True)
+    rstd = cx.pointwise("rsqrt", [cx.binary("add", var, eps)])
+    y = cx.pointwise("mul", [centred, rstd])
+    if weight is not None:
+        y = cx.pointwise("mul", [y, weight])
+    if bias is not None:
+        y = cx.pointwise("add", [y, bias])
+    return y, mean, rstd
+
+
+# --------------------------------------------------------------------------
+# 6. Views and fills
+# --------------------------------------------------------------------------
+
+
+def _reshape(cx: NodeEmitter, x: SSAValue, *args: Any) -> SSAValue:
+    out = tuple(int(s) for s in cx.val.shape)
+    return cx.view(x, views.reshape_map(shape_of(x), out), out)
+
+
+def _permute(cx: NodeEmitter, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+    src = shape_of(x)
+    perm = [p % len(src) for p in perm]
+    return cx.view(x, views.permute_map(src, perm), [src[p] for p in perm])
+
+
+def _transpose(cx: NodeEmitter, x: SSAValue, d0: int = 0, d1: int = 1) -> SSAValue:
+    rank = len(shape_of(x))
+    perm = list(range(rank))
+    if rank >= 2:
+        a, b = d0 % rank, d1 % rank
+        perm[a], perm[b] = perm[b], perm[a]
+    return _permute(cx, x, perm)
+
+
+def _expand(cx: NodeEmitter, x: SSAValue, size: Sequence[int], *, implicit: bool = False) -> SSAValue:
+    out = tuple(int(s) for s in cx.val.shape)
+    return cx.view(x, views.expand_map(shape_of(x), out), out)
+
+
+def _slice(cx: NodeEmitter, x: SSAValue, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> SSAValue:
+    src = shape_of(x)
+    dim %= len(src)
+    start, _, step = slice(start, end, step).indices(src[dim])
+    out = tuple(int(s) for s in cx.val.shape)
+    return cx.view(x, views.slice_map(src, dim, start, step), out)
+
+
+def _select(cx: NodeEmitter, x: SSAValue, dim: int, index: int) -> SSAValue:
+    src = shape_of(x)
+    dim %= len(src)
+    index %= src[dim]
+    out = tuple(int(s) for s in cx.val.shape)
+    return cx.view(x, views.select_map(src, dim, index), out)
+
+
+def _forward(cx: NodeEmitter, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:
+    """clone / contiguous / alias of the same shape: the value itself (no op)."""
+    return x
+
+
+def _full(cx: NodeEmitter, size: Sequence[int], fill_value: Any, **kwargs: Any) -> SSAValue:
+    return cx.fill(scalar(fill_value), [int(s) for s in size])
+
+
+def _full_like(cx: NodeEmitter, x: SSAValue, fill_value: Any, **kwargs: Any) -> SSAValue:
+    return cx.fill(scalar(fill_value), shape_of(x))
+
+
+def _filled(value: float, like: bool) -> Emitter:
+    def emit(cx: NodeEmitter, arg: Any, *args: Any, **kwargs: Any) -> SSAValue:
+        shape = shape_of(arg) if like else [int(s) for s in arg]
+        return cx.fill(value, shape)
+    return emit
+
+
+def _scalar_tensor(cx: NodeEmitter, value: Any, **kwargs: Any) -> SSAValue:
+    return cx.fill(scalar(value), [])
+
+
+def _getitem(cx: NodeEmitter, tup: Any, index: int) -> Any:
+    return tup[index]
+
+
+# --------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------
+
+TABLE: dict[Any, Emitter] = {
+    **{op: _unary(f) for op, f in UNARY.items()},
+    **{op: _binary(f, op in _COMPARISONS) for op, f in BINARY.items()},
+    **{op: _negated(f) for op, f in NEGATED.items()},
+    aten.add.Tensor: _add,
+    aten.add.Scalar: _add,
+    aten.sub.Tensor: _sub,
+    aten.sub.Scalar: _sub,
+    aten.rsub.Scalar: _rsub,
+    aten.rsub.Tensor: _rsub,
+    aten.div.Tensor_mode: _div_mode,
+    aten.gelu.default: _gelu,
+    aten.log1p.default: _log1p,
+    aten.softplus.default: _softplus,
+    aten.clamp.default: _clamp,
+    aten.clamp_min.default: lambda cx, x, m: _clamp(cx, x, min=m),
+    aten.clamp_max.default: lambda cx, x, m: _clamp(cx, x, max=m),
+    aten.clamp.Tensor: _clamp_tensor,
+    aten.pow.Tensor_Scalar: _pow,
+    aten.where.self: _where,
+    aten._to_copy.default: _to_copy,
+    aten._assert_tensor_metadata.default: _noop,
+    # reductions
+    aten.sum.dim_IntList: _reduction("sum"),
+    aten.sum.default: _reduction("sum"),
+    aten.mean.dim: _reduction("mean"),
+    aten.mean.default: _reduction("mean"),
+    aten.amax.default: _reduction("max"),
+    aten.amin.default: _reduction("min"),
+    aten.max.dim: _reduction_with_indices("max", "max"),
+    aten.min.dim: _reduction_with_indices("min", "min"),
+    # matmul
+    aten.mm.default: _mm,
+    aten.bmm.default: _mm,
+    aten.matmul.default: _mm,
+    aten.addmm.default: _addmm,
+    # normalisations
+    aten._softmax.default: _softmax,
+    aten._log_softmax.default: _log_softmax,
+    aten.native_layer_norm.default: _layer_norm,
+    # views
+    aten.view.default: _reshape,
+    aten._unsafe_view.default: _reshape,
+    aten.reshape.default: _reshape,
+    aten.unsqueeze.default: _reshape,
+    aten.squeeze.default: _reshape,
+    aten.squeeze.dim: _reshape,
+    aten.squeeze.dims: _reshape,
+    aten.flatten.using_ints: _reshape,
+    aten.permute.default: _permute,
+    aten.transpose.int: _transpose,
+    aten.t.default: _transpose,
+    aten.expand.default: _expand,
+    aten.slice.Tensor: _slice,
+    aten.select.int: _select,
+    aten.contiguous.default: _forward,
+    aten.clone.default: _forward,
+    aten.alias.default: _forward,
+    aten.lift_fresh_copy.default: _forward,
+    # fills
+    aten.full.default: _full,
+    aten.full_like.default: _full_like,
+    aten.zeros.default: _filled(0.0, like=False),
+    aten.ones.default: _filled(1.0, like=False),
+    aten.zeros_like.default: _filled(0.0, like=True),
+    aten.ones_like.default: _filled(1.0, like=True),
+    aten.scalar_tensor.default: _scalar_tensor,
+    operator.getitem: _getitem,
+}
+
+
+def lookup(target: Any) -> Emitter | None:
+    """The emitter of an FX call target, None when the importer does not support it."""
+    return TABLE.get(target)
+
+
+def supported_ops() -> list[str]:
+    """Names of the supported ATen overloads, sorted."""
+    names = []
+    for op in TABLE:
+        if isinstance(op, torch._ops.OpOverload):
+            names.append(f"aten.{op._opname}.{op._overloadname}")
+    return sorted(names)

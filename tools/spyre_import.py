@@ -1,0 +1,89 @@
+# spyre-import: torch.export programs -> spyre dialect text.  Reads a model
+# file (`model.py:factory`) or a `.pt2` archive; writes .mlir text (stdout or
+# -o).  Errors are one located line on stderr and exit code 1.
+"""``spyre-import``: import a PyTorch program into the ``spyre`` dialect.
+
+::
+
+    spyre-import examples/add_mul_nested.py:build -o add_mul.mlir
+    spyre-import program.pt2
+
+``factory()`` returns an ``ExportedProgram`` or ``(module_or_callable,
+example_inputs)``; the latter is exported non-strict inside
+``torch.fx.traceback.preserve_node_meta()`` (``--strict`` for strict export),
+so ``spyre_hint`` annotations are kept.  The output is printed in xDSL's custom
+syntax and round-trips through ``spyre-opt``.  An unsupported op prints
+``model.py:42: error: unsupported ATen op 'aten.sort.default'`` and exits 1;
+``SPYRE_TRACEBACK=1`` shows the traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException
+
+from spyre_mlir.diagnostics import SpyreError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="spyre-import", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="model.py:factory or program.pt2")
+    p.add_argument("-o", "--output", help="output .mlir file (default: stdout)")
+    p.add_argument("--func-name", default="main", help="name of the emitted function (default: main)")
+    p.add_argument("--strict", action="store_true", help="export with strict=True (TorchDynamo)")
+    p.add_argument("--mlir-print-debuginfo", action="store_true",
+                   help="print op locations (model.py:line:col) as loc(...)")
+    p.add_argument("--no-verify", action="store_true", help="do not verify the imported module")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from spyre_mlir.importer import import_program, load_program
+    from spyre_mlir.mlir_text import verify_located
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        program = load_program(args.model, strict=args.strict)
+        module = import_program(program, func_name=args.func_name)
+    if not args.no_verify:
+        verify_located(module)
+    text = io.StringIO()
+    Printer(stream=text, print_debuginfo=args.mlir_print_debuginfo).print_op(module)
+    text.write("\n")
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text.getvalue())
+    else:
+        sys.stdout.write(text.getvalue())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run spyre-import; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return run(args)
+    except SpyreError as e:
+        print(e.format(os.path.basename(args.model.rpartition(":")[0] or args.model)), file=sys.stderr)
+        return 1
+    except (DiagnosticException, OSError) as e:
+        print(f"spyre-import: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("SPYRE_TRACEBACK"):
+            raise
+        print(f"spyre-import: internal error: {type(e).__name__}: {e} "
+              "(set SPYRE_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
