@@ -73,7 +73,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir import opfuncs
 from spyre_mlir.hardware import data_format
-from spyre_mlir.layout import stick_layout
+from spyre_mlir.layout import StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
 # --------------------------------------------------------------------------
@@ -197,6 +197,20 @@ class LayoutAttr(ParametrizedAttribute):
             raise VerifyException(
                 f"#spyre.layout: unknown data format '{self.data_format.data}', "
                 f"expected one of {', '.join(formats)}")
+
+
+def layout_attr(layout: StickLayout) -> LayoutAttr:
+    """The ``#spyre.layout`` of a stick layout."""
+    return LayoutAttr(layout.device_size, layout.dim_order, layout.data_format)
+
+
+def tensor_layout(t: Attribute) -> StickLayout:
+    """The stick layout of a tensor type: its ``#spyre.layout``, else its shape's default."""
+    assert isinstance(t, TensorType)
+    dtype = element_dtype(t.get_element_type())
+    assert dtype is not None, f"no Spyre dtype for {t}"
+    order = list(t.encoding.order) if isinstance(t.encoding, LayoutAttr) else None
+    return stick_layout(t.get_shape(), dtype, order or None)
 
 
 def _parse_count_dict(parser: AttrParser) -> DictionaryAttr:

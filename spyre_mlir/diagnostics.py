@@ -10,6 +10,10 @@ internal bug and is reported as such.
 
 from __future__ import annotations
 
+import sys
+import warnings
+from typing import Any
+
 from xdsl.ir import Operation
 from xdsl.ir.core import Attribute
 from xdsl.dialects.builtin import FileLineColLoc
@@ -59,3 +63,27 @@ def op_location(op: Operation) -> str | None:
             return found
         current = current.parent_op()
     return None
+
+
+class SpyreWarning(UserWarning):
+    """A located warning: the compile goes on.  Its text is ``<loc>: warning: <msg>``."""
+
+
+def emit_warning(msg: str, *, op: Operation | None = None, loc: str | None = None) -> None:
+    """Warn at ``op`` (or ``loc``); the tools print it as one line on stderr."""
+    where = loc or (op_location(op) if op is not None else None) or "<unknown>"
+    warnings.warn(SpyreWarning(f"{where}: warning: {msg}"), stacklevel=2)
+
+
+def print_spyre_warnings() -> None:
+    """Make :class:`SpyreWarning` print as its bare one-line text on stderr (for the tools)."""
+    default = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, SpyreWarning):
+            print(str(message), file=sys.stderr)
+        else:
+            default(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+    warnings.simplefilter("always", SpyreWarning)

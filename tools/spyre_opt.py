@@ -28,7 +28,7 @@ from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.diagnostics import SpyreError, print_spyre_warnings
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 from spyre_mlir.passes import all_passes
 
@@ -98,6 +98,7 @@ class SpyreOptMain(xDSLOptMain):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-opt; returns the process exit code."""
+    print_spyre_warnings()
     try:
         return SpyreOptMain(argv).run()
     except (ArgSpecParseError, ValueError, OSError) as e:
