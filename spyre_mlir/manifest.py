@@ -1,0 +1,186 @@
+# The manifest of a compiled output directory (DESIGN §10): what each kernel
+# argument of bundle.mlir is, so that a host runtime (and the reference
+# interpreter) can stage tensors.  Written by the compiler's writer, read by the
+# interpreter; reads and writes DIR/manifest.json.
+"""``manifest.json``: the kernel arguments of a compiled bundle.
+
+::
+
+    {
+      "format": "spyre-mlir-manifest", "version": 1,
+      "bundle": "bundle.mlir", "function": "sdsc_bundle",
+      "sdsc_files": ["sdsc_0.json", "sdsc_1.json"],
+      "cores": 32,
+      "args": [
+        {"index": 0, "role": "input", "name": "a", "shape": [1024, 4096], "dtype": "float16",
+         "layout": {"device_size": [64, 1024, 64], "dim_order": [0, 1], "data_format": "SEN169_FP16"},
+         "nbytes": 8388608},
+        {"index": 3, "role": "output", "name": "mul", ...},
+        {"index": 4, "role": "pool", "name": "pool", "nbytes": 65536}
+      ]
+    }
+
+Argument ``index`` is the position of the argument in ``@sdsc_bundle``'s
+signature.  Inputs (roles ``input``, ``parameter``, ``buffer``) appear in the
+order of the graph's inputs, outputs in the order of its outputs; a ``pool``
+argument has no shape, dtype or layout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spyre_mlir.diagnostics import SpyreError
+
+FORMAT = "spyre-mlir-manifest"
+VERSION = 1
+TENSOR_ROLES = ("input", "parameter", "buffer", "output")
+ROLES = (*TENSOR_ROLES, "pool")
+
+
+@dataclass(frozen=True)
+class ArgLayout:
+    """The device layout a kernel argument is staged in."""
+
+    device_size: tuple[int, ...]
+    dim_order: tuple[int, ...]
+    data_format: str
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One argument of ``@sdsc_bundle``."""
+
+    index: int
+    role: str
+    name: str
+    nbytes: int
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    layout: ArgLayout | None = None
+
+    @property
+    def is_input(self) -> bool:
+        """True for graph inputs, parameters and buffers (staged before the run)."""
+        return self.role in ("input", "parameter", "buffer")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Everything a runtime needs to stage a compiled bundle's arguments."""
+
+    args: tuple[KernelArg, ...]
+    sdsc_files: tuple[str, ...]
+    cores: int
+    bundle: str = "bundle.mlir"
+    function: str = "sdsc_bundle"
+
+    @property
+    def inputs(self) -> tuple[KernelArg, ...]:
+        """Graph inputs, parameters and buffers, in graph-input order."""
+        return tuple(a for a in self.args if a.is_input)
+
+    @property
+    def outputs(self) -> tuple[KernelArg, ...]:
+        """Graph outputs, in graph-output order."""
+        return tuple(a for a in self.args if a.role == "output")
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (sorted keys, two-space indent, trailing newline)."""
+        return json.dumps(self._as_dict(), indent=2, sort_keys=True) + "\n"
+
+    def _as_dict(self) -> dict[str, Any]:
+        def arg(a: KernelArg) -> dict[str, Any]:
+            out: dict[str, Any] = {"index": a.index, "role": a.role, "name": a.name, "nbytes": a.nbytes}
+            if a.shape is not None:
+                out["shape"] = list(a.shape)
+                out["dtype"] = a.dtype
+            if a.layout is not None:
+                out["layout"] = {"device_size": list(a.layout.device_size),
+                                 "dim_order": list(a.layout.dim_order),
+                                 "data_format": a.layout.data_format}
+            return out
+
+        return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
+                "sdsc_files": list(self.sdsc_files), "cores": self.cores,
+                "args": [arg(a) for a in self.args]}
+
+
+def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in obj:
+        raise SpyreError(f"missing '{key}'", loc=where)
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SpyreError(f"'{key}' has the wrong type ({type(value).__name__})", loc=where)
+    return value
+
+
+def _ints(values: Any, key: str, where: str) -> tuple[int, ...]:
+    if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise SpyreError(f"'{key}' must be a list of integers", loc=where)
+    return tuple(values)
+
+
+def _parse_arg(obj: Any, where: str) -> KernelArg:
+    if not isinstance(obj, dict):
+        raise SpyreError("each argument must be an object", loc=where)
+    role = _field(obj, "role", str, where)
+    if role not in ROLES:
+        raise SpyreError(f"unknown role '{role}', expected one of {', '.join(ROLES)}", loc=where)
+    index = _field(obj, "index", int, where)
+    name = _field(obj, "name", str, where)
+    nbytes = _field(obj, "nbytes", int, where)
+    if role == "pool":
+        return KernelArg(index, role, name, nbytes)
+    layout = _field(obj, "layout", dict, where)
+    return KernelArg(
+        index, role, name, nbytes,
+        shape=_ints(_field(obj, "shape", list, where), "shape", where),
+        dtype=_field(obj, "dtype", str, where),
+        layout=ArgLayout(_ints(_field(layout, "device_size", list, where), "device_size", where),
+                         _ints(_field(layout, "dim_order", list, where), "dim_order", where),
+                         _field(layout, "data_format", str, where)))
+
+
+def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
+    """Parse and check manifest text; errors are :class:`SpyreError` at ``where``."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpyreError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}", loc=where) from None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise SpyreError(f"not a spyre-mlir manifest (expected \"format\": \"{FORMAT}\")", loc=where)
+    if obj.get("version") != VERSION:
+        raise SpyreError(f"unsupported manifest version {obj.get('version')!r}, expected {VERSION}", loc=where)
+    raw_args = _field(obj, "args", list, where)
+    args = tuple(_parse_arg(a, f"{where}: args[{i}]") for i, a in enumerate(raw_args))
+    indices = sorted(a.index for a in args)
+    if indices != list(range(len(args))):
+        raise SpyreError(f"argument indices must be 0..{len(args) - 1}, got {indices}", loc=where)
+    files = _field(obj, "sdsc_files", list, where)
+    if not all(isinstance(f, str) for f in files):
+        raise SpyreError("'sdsc_files' must be a list of file names", loc=where)
+    return Manifest(args=args, sdsc_files=tuple(files), cores=_field(obj, "cores", int, where),
+                    bundle=_field(obj, "bundle", str, where), function=_field(obj, "function", str, where))
+
+
+def read_manifest(directory: str | Path) -> Manifest:
+    """Read ``DIR/manifest.json``."""
+    path = Path(directory) / "manifest.json"
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SpyreError(f"cannot read the manifest: {e.strerror}", loc=str(path)) from None
+    return parse_manifest(text, str(path))
+
+
+def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: str,
+               device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
+               nbytes: int) -> KernelArg:
+    """A tensor kernel argument (everything but the pool)."""
+    return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format))

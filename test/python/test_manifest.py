@@ -1,0 +1,51 @@
+"""manifest.json: round trip, determinism and every rejection of malformed text."""
+
+import json
+
+import pytest
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.manifest import KernelArg, Manifest, parse_manifest, read_manifest, tensor_arg
+
+
+def _manifest() -> Manifest:
+    return Manifest(
+        args=(tensor_arg(0, "input", "a", [1024, 4096], "float16", [64, 1024, 64], [0, 1], "SEN169_FP16", 8388608),
+              tensor_arg(1, "output", "z", [1024, 4096], "float16", [64, 1024, 64], [0, 1], "SEN169_FP16", 8388608),
+              KernelArg(2, "pool", "pool", 65536)),
+        sdsc_files=("sdsc_0.json",), cores=32)
+
+
+def test_round_trip_is_exact_and_deterministic(tmp_path):
+    m = _manifest()
+    text = m.to_json()
+    assert parse_manifest(text) == m
+    assert m.to_json() == text
+    (tmp_path / "manifest.json").write_text(text)
+    assert read_manifest(tmp_path) == m
+    assert [a.name for a in m.inputs] == ["a"] and [a.name for a in m.outputs] == ["z"]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(format="other"), "not a spyre-mlir manifest"),
+    (lambda d: d.update(version=7), "unsupported manifest version 7"),
+    (lambda d: d["args"][0].update(role="weird"), "unknown role 'weird'"),
+    (lambda d: d["args"][0].pop("layout"), "missing 'layout'"),
+    (lambda d: d["args"][0].update(shape=[1, "x"]), "'shape' must be a list of integers"),
+    (lambda d: d["args"][1].update(index=5), "argument indices must be 0..2"),
+    (lambda d: d.update(cores="32"), "'cores' has the wrong type"),
+    (lambda d: d.update(sdsc_files=[1]), "'sdsc_files' must be a list of file names"),
+])
+def test_malformed_manifests_are_rejected_with_a_located_message(mutate, message):
+    d = json.loads(_manifest().to_json())
+    mutate(d)
+    with pytest.raises(SpyreError, match=message) as e:
+        parse_manifest(json.dumps(d), "out/manifest.json")
+    assert e.value.location().startswith("out/manifest.json")
+
+
+def test_truncated_and_missing_files(tmp_path):
+    with pytest.raises(SpyreError, match="malformed JSON"):
+        parse_manifest(_manifest().to_json()[:40])
+    with pytest.raises(SpyreError, match="cannot read the manifest"):
+        read_manifest(tmp_path)
