@@ -73,7 +73,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir import opfuncs
 from spyre_mlir.hardware import data_format
-from spyre_mlir.layout import StickLayout, stick_layout
+from spyre_mlir.layout import ABSENT, StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
 # --------------------------------------------------------------------------
@@ -205,12 +205,31 @@ def layout_attr(layout: StickLayout) -> LayoutAttr:
 
 
 def tensor_layout(t: Attribute) -> StickLayout:
-    """The stick layout of a tensor type: its ``#spyre.layout``, else its shape's default."""
+    """The stick layout of a tensor type: its ``#spyre.layout``, else its shape's default.
+
+    A ``device_size`` beyond the default of the dim order pads host dims (e.g. a
+    matmul B operand's K dim padded to whole sticks).
+    """
     assert isinstance(t, TensorType)
     dtype = element_dtype(t.get_element_type())
     assert dtype is not None, f"no Spyre dtype for {t}"
     order = list(t.encoding.order) if isinstance(t.encoding, LayoutAttr) else None
-    return stick_layout(t.get_shape(), dtype, order or None)
+    layout = stick_layout(t.get_shape(), dtype, order or None)
+    if isinstance(t.encoding, LayoutAttr) and list(t.encoding.sizes) != layout.device_size:
+        padded = _padded_host_shape(layout, t.encoding.sizes)
+        layout = stick_layout(t.get_shape(), dtype, order or None, padded_shape=padded)
+    return layout
+
+
+def _padded_host_shape(layout: StickLayout, sizes: Sequence[int]) -> list[int]:
+    """The host-dim extents held by device ``sizes`` (at least ``layout``'s default sizes)."""
+    padded = list(layout.host_shape)
+    default = layout.device_size
+    for size, minimum, dim in zip(sizes[:-1], default[:-1], layout.device_dims[:-1]):
+        if dim == ABSENT or size == minimum:
+            continue
+        padded[dim] = size * layout.elems_per_stick if dim == layout.stick_dim else size
+    return padded
 
 
 def _parse_count_dict(parser: AttrParser) -> DictionaryAttr:
@@ -392,6 +411,15 @@ def _broadcast_map(operand_shape: Sequence[int], result_shape: Sequence[int]) ->
     return AffineMap(len(result_shape), 0, tuple(exprs))
 
 
+def _used_dims(expr: AffineExpr) -> set[int]:
+    """Positions of the dims ``expr`` uses."""
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, AffineBinaryOpExpr):
+        return _used_dims(expr.lhs) | _used_dims(expr.rhs)
+    return set()
+
+
 def _broadcasts_to(operand_shape: Sequence[int], result_shape: Sequence[int]) -> bool:
     if len(operand_shape) > len(result_shape):
         return False
@@ -487,6 +515,15 @@ class ComputeOp(IRDLOperation):
     def reduction_dims(self) -> tuple[int, ...]:
         """Iteration dims that the result does not index."""
         return tuple(sorted(self.get_indexing_maps()[-1].unused_dims()))
+
+    def has_explicit_maps(self) -> bool:
+        """True when ``indexing_maps`` are explicit: operands are then storage, not viewed shapes."""
+        return self.indexing_maps is not None
+
+    def set_indexing(self, space: Sequence[int], maps: Sequence[AffineMap]) -> None:
+        """Write an explicit iteration space and indexing maps (for the current operands)."""
+        self.properties["iteration_space"] = DenseArrayBase.from_list(i64, list(space))
+        self.properties["indexing_maps"] = ArrayAttr([AffineMapAttr(m) for m in maps])
 
     def get_core_splits(self) -> tuple[int, ...] | None:
         """Cores per iteration dim, once work division has decided them."""
@@ -637,7 +674,7 @@ class PointwiseOp(ComputeOp):
             if not func.casts and _element_type(v) != out:
                 raise VerifyException(f"operand #{i} element type {_element_type(v)} differs from "
                                       f"result element type {out}")
-            if not _broadcasts_to(_shape(v), out_shape):
+            if not self.has_explicit_maps() and not _broadcasts_to(_shape(v), out_shape):
                 raise VerifyException(f"operand #{i} of shape {list(_shape(v))} does not broadcast "
                                       f"to the result shape {list(out_shape)}")
 
@@ -670,8 +707,25 @@ class ReduceOp(ComputeOp):
         return tuple(self.reduce_dims.get_values())
 
     def keeps_dims(self) -> bool:
-        """True when reduced dims stay in the result with size 1."""
+        """True when reduced dims stay in the result with size 1.
+
+        With explicit maps the operand is storage: a kept dim is a constant
+        coordinate of the result map.
+        """
+        if self.has_explicit_maps():
+            return any(isinstance(e, AffineConstantExpr) for e in self.get_indexing_maps()[-1].results)
         return len(_shape(self.result)) == len(_shape(self.inputs[0]))
+
+    def set_indexing(self, space: Sequence[int], maps: Sequence[AffineMap]) -> None:
+        """Explicit maps; ``reduce_dims`` becomes the operand dims that reduced iteration dims index."""
+        super().set_indexing(space, maps)
+        self.properties["reduce_dims"] = DenseArrayBase.from_list(i64, list(self._mapped_reduce_dims()))
+
+    def _mapped_reduce_dims(self) -> tuple[int, ...]:
+        """Operand dims whose coordinate uses a reduction iteration dim."""
+        reduced = set(self.reduction_dims())
+        source = self.get_indexing_maps()[0]
+        return tuple(d for d, e in enumerate(source.results) if reduced & _used_dims(e))
 
     def _kept_dims(self) -> tuple[int, ...]:
         return tuple(d for d in range(len(_shape(self.inputs[0]))) if d not in self.get_reduce_dims())
@@ -703,13 +757,18 @@ class ReduceOp(ComputeOp):
         if list(dims) != sorted(set(dims)) or dims[0] < 0 or dims[-1] >= len(shape):
             raise VerifyException(f"reduced dims {list(dims)} must be increasing and within "
                                   f"the operand rank {len(shape)}")
+        if _element_type(self.inputs[0]) != _element_type(self.result):
+            raise VerifyException("operand and result element types differ")
+        if self.has_explicit_maps():
+            if len(self.get_indexing_maps()) == 2 and dims != self._mapped_reduce_dims():
+                raise VerifyException(f"reduced dims {list(dims)} must be the operand dims the reduced "
+                                      f"iteration dims index, {list(self._mapped_reduce_dims())}")
+            return
         kept = [shape[d] for d in self._kept_dims()]
         keep = [1 if d in dims else s for d, s in enumerate(shape)]
         if list(_shape(self.result)) not in (kept, keep):
             raise VerifyException(f"result shape {list(_shape(self.result))} must be {kept} "
                                   f"or, keeping dims, {keep}")
-        if _element_type(self.inputs[0]) != _element_type(self.result):
-            raise VerifyException("operand and result element types differ")
 
 
 @irdl_op_definition
@@ -752,6 +811,13 @@ class MatmulOp(ComputeOp):
         if len(self.inputs) != 2:
             raise VerifyException(f"expects two operands, got {len(self.inputs)}")
         a, b, c = (_shape(v) for v in (*self.inputs, self.result))
+        if not (_element_type(self.inputs[0]) == _element_type(self.inputs[1]) == _element_type(self.result)):
+            raise VerifyException("operand and result element types differ")
+        if self.has_explicit_maps():
+            if len(self.get_indexing_maps()) == 3 and len(self.reduction_dims()) != 1:
+                raise VerifyException(f"explicit indexing maps must leave exactly one reduced (K) "
+                                      f"iteration dim, got {list(self.reduction_dims())}")
+            return
         if len(a) < 2 or len(b) < 2:
             raise VerifyException(f"operands must have rank >= 2, got {list(a)} and {list(b)}")
         if a[-1] != b[-2]:
@@ -761,8 +827,6 @@ class MatmulOp(ComputeOp):
         expected = [*batch, a[-2], b[-1]] if batch is not None else None
         if expected is None or list(c) != expected:
             raise VerifyException(f"result shape {list(c)} does not match {list(a)} @ {list(b)}")
-        if not (_element_type(self.inputs[0]) == _element_type(self.inputs[1]) == _element_type(self.result)):
-            raise VerifyException("operand and result element types differ")
 
 
 def _broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> list[int] | None:
@@ -778,6 +842,9 @@ class RestickifyOp(ComputeOp):
     """Change of a tensor's stick dimension in HBM; SDSC ``ReStickifyOpHBM``.
 
     ``spyre.restickify (%x) : (tensor<64x128xf16, #L0>) -> tensor<64x128xf16, #L1>``
+
+    With explicit ``indexing_maps`` it copies a read pattern of its operand (a
+    view that cannot be read in place) into a tensor of the view's shape.
     """
 
     name = "spyre.restickify"
@@ -803,6 +870,11 @@ class RestickifyOp(ComputeOp):
             raise VerifyException(f"expects one operand, got {len(self.inputs)}")
         src, dst = self.inputs[0].type, self.result.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        if self.has_explicit_maps():
+            # A copy through a read pattern (a materialised view): any shapes.
+            if src.get_element_type() != dst.get_element_type():
+                raise VerifyException("operand and result element types differ")
+            return
         if src.get_shape() != dst.get_shape() or src.get_element_type() != dst.get_element_type():
             raise VerifyException(f"operand type {src} and result type {dst} must differ only in layout")
         if src.encoding == dst.encoding:

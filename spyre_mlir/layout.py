@@ -11,6 +11,10 @@ as a stick count ``ceil(size / elems_per_stick)`` (the stick dim is padded to
 whole sticks with zeros) and once as the innermost dim of ``elems_per_stick``
 elements.  A rank-0 tensor occupies one stick, a rank-1 tensor
 ``[stick count, elems_per_stick]``.
+
+A layout may also pad host dims beyond their size (``padded_shape``): a
+matmul's B operand has its K dim padded to whole sticks even though K is not
+its stick dim.  Padding elements are zero on the device.
 """
 
 from __future__ import annotations
@@ -58,6 +62,12 @@ class StickLayout:
     elems_per_stick: int
     """Elements of ``dtype`` in one stick."""
 
+    padded_shape: tuple[int, ...] | None = None
+    """Device extent of each host dim before stick padding (None: the host shape).
+
+    Normalised to None when it equals ``host_shape``, so equal layouts compare equal.
+    """
+
     def __post_init__(self) -> None:
         shape = _checked_shape(self.host_shape)
         object.__setattr__(self, "host_shape", shape)
@@ -65,6 +75,12 @@ class StickLayout:
         object.__setattr__(self, "dim_order", _checked_dim_order(self.dim_order, shape))
         if not isinstance(self.elems_per_stick, int) or self.elems_per_stick < 1:
             raise SpyreError(f"elems_per_stick must be a positive integer, got {self.elems_per_stick!r}")
+        object.__setattr__(self, "padded_shape", _checked_padded_shape(self.padded_shape, shape))
+
+    @property
+    def padded_host_shape(self) -> tuple[int, ...]:
+        """The extent of each host dim on the device, before stick padding."""
+        return self.padded_shape or self.host_shape
 
     @property
     def data_format(self) -> str:
@@ -107,6 +123,7 @@ class StickLayout:
     def _device_view(self) -> list[tuple[int, int]]:
         """(extent, host stride) of each device dim."""
         host_strides = _row_major_strides(self.host_shape)
+        extents = self.padded_host_shape
         dims = self.device_dims
         view = []
         for j, host_dim in enumerate(dims):
@@ -116,10 +133,10 @@ class StickLayout:
             elif host_dim == ABSENT:
                 view.append((1, ABSENT))
             elif host_dim == self.stick_dim:
-                count = _ceil_div(self.host_shape[host_dim], self.elems_per_stick)
+                count = _ceil_div(extents[host_dim], self.elems_per_stick)
                 view.append((count, self.elems_per_stick * host_strides[host_dim]))
             else:
-                view.append((self.host_shape[host_dim], host_strides[host_dim]))
+                view.append((extents[host_dim], host_strides[host_dim]))
         return view
 
 
@@ -128,18 +145,22 @@ def stick_layout(
     dtype: Any,
     dim_order: Sequence[int] | None = None,
     config: SpyreConfig | None = None,
+    padded_shape: Sequence[int] | None = None,
 ) -> StickLayout:
     """The stick layout of a host tensor of ``shape`` and ``dtype``.
 
     ``dim_order`` defaults to ``[0..rank-1]`` (the last host dim is sticked);
-    ``config`` supplies the stick size (default :class:`SpyreConfig`).  Raises
-    :class:`SpyreError` for an unsupported dtype, a dim that is not a positive
-    integer, or a ``dim_order`` that is not a permutation of the host dims.
+    ``config`` supplies the stick size (default :class:`SpyreConfig`);
+    ``padded_shape`` (default ``shape``) pads host dims with zeros on the device.
+    Raises :class:`SpyreError` for an unsupported dtype, a dim that is not a
+    positive integer, a ``dim_order`` that is not a permutation of the host
+    dims, or a ``padded_shape`` smaller than ``shape``.
     """
     config = config or SpyreConfig()
     host_shape = _checked_shape(shape)
     order = tuple(range(len(host_shape))) if dim_order is None else dim_order
-    return StickLayout(host_shape, dtype, order, config.elems_per_stick(dtype))
+    padded = None if padded_shape is None else tuple(padded_shape)
+    return StickLayout(host_shape, dtype, order, config.elems_per_stick(dtype), padded)
 
 
 def to_device(array: Any, layout: StickLayout) -> np.ndarray:
@@ -154,8 +175,7 @@ def to_device(array: Any, layout: StickLayout) -> np.ndarray:
         )
     shape, stick = _sticked_shape(layout)
     host = host.astype(device_numpy_dtype(layout.dtype)).reshape(shape)
-    padding = [(0, 0)] * len(shape)
-    padding[stick] = (0, _padded_stick_size(layout) - shape[stick])
+    padding = [(0, padded - size) for size, padded in zip(shape, _padded_shape(layout))]
     split = np.pad(host, padding).reshape(_split_shape(layout))
     return np.ascontiguousarray(split.transpose(_device_axes(layout)))
 
@@ -170,10 +190,10 @@ def from_device(device_array: Any, layout: StickLayout) -> np.ndarray:
         raise SpyreError(
             f"device array has shape {list(device.shape)}, the layout expects {layout.device_size}"
         )
-    shape, stick = _sticked_shape(layout)
+    shape, _ = _sticked_shape(layout)
     split = device.transpose(np.argsort(_device_axes(layout)))
-    padded = split.reshape(shape[:stick] + (_padded_stick_size(layout),) + shape[stick + 1 :])
-    host = padded[(slice(None),) * stick + (slice(0, shape[stick]),)]
+    padded = split.reshape(_padded_shape(layout))
+    host = padded[tuple(slice(0, size) for size in shape)]
     return host.reshape(layout.host_shape).copy()
 
 
@@ -206,6 +226,16 @@ def _checked_dim_order(dim_order: Any, shape: tuple[int, ...]) -> tuple[int, ...
     return order
 
 
+def _checked_padded_shape(padded: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``padded`` as a tuple (None when it equals ``shape``), checked to cover ``shape``."""
+    if padded is None:
+        return None
+    dims = _checked_shape(padded)
+    if len(dims) != len(shape) or any(p < s for p, s in zip(dims, shape)):
+        raise SpyreError(f"padded shape {list(dims)} does not cover host shape {list(shape)}")
+    return None if dims == shape else dims
+
+
 def _row_major_strides(shape: tuple[int, ...]) -> list[int]:
     """Element strides of a contiguous row-major array of ``shape``."""
     return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
@@ -222,17 +252,21 @@ def _sticked_shape(layout: StickLayout) -> tuple[tuple[int, ...], int]:
     return layout.host_shape, layout.stick_dim
 
 
-def _padded_stick_size(layout: StickLayout) -> int:
-    """The stick dim's size rounded up to whole sticks."""
-    shape, stick = _sticked_shape(layout)
-    return _ceil_div(shape[stick], layout.elems_per_stick) * layout.elems_per_stick
+def _padded_shape(layout: StickLayout) -> tuple[int, ...]:
+    """The device extents of the (sticked) host dims: padded dims, stick dim in whole sticks."""
+    if layout.stick_dim is None:
+        return (layout.elems_per_stick,)
+    padded = list(layout.padded_host_shape)
+    stick = layout.stick_dim
+    padded[stick] = _ceil_div(padded[stick], layout.elems_per_stick) * layout.elems_per_stick
+    return tuple(padded)
 
 
 def _split_shape(layout: StickLayout) -> tuple[int, ...]:
     """The padded host shape with the stick dim split into (stick count, within stick)."""
-    shape, stick = _sticked_shape(layout)
+    shape, stick = _padded_shape(layout), _sticked_shape(layout)[1]
     eps = layout.elems_per_stick
-    return shape[:stick] + (_padded_stick_size(layout) // eps, eps) + shape[stick + 1 :]
+    return shape[:stick] + (shape[stick] // eps, eps) + shape[stick + 1 :]
 
 
 def _device_axes(layout: StickLayout) -> list[int]:

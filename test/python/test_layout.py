@@ -194,3 +194,54 @@ def test_direct_construction_is_validated():
     with pytest.raises(SpyreError, match="not a permutation"):
         StickLayout((4, 5), "float16", (1, 1), 64)
     assert StickLayout([4, 5], "f16", [1, 0], 64) == stick_layout([4, 5], "float16", [1, 0])
+
+
+def test_padded_shape_pads_non_stick_dims():
+    # A matmul B operand [100, 150] with K = 100 padded to 128 (fp32: 32 per stick).
+    layout = stick_layout([100, 150], "float32", padded_shape=[128, 150])
+    assert layout.device_size == [5, 128, 32]
+    assert layout.padded_shape == (128, 150)
+    assert layout.nbytes == 128 * 5 * 128
+    assert stick_layout([100, 150], "float32", padded_shape=[100, 150]) == stick_layout([100, 150], "float32")
+    host = np.arange(100 * 150, dtype=np.float32).reshape(100, 150) + 1
+    device = to_device(host, layout)
+    assert device.shape == (5, 128, 32)
+    assert not device[:, 100:, :].any() and not device[4, :, 22:].any()
+    np.testing.assert_array_equal(from_device(device, layout), host)
+    # Device element [c, k, e] holds host[k, 32 * c + e]: the stride map ignores the padding.
+    assert layout.stride_map == [32, 150, 1]
+    np.testing.assert_array_equal(device[1, 7, 3], host[7, 35])
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=_shapes(max_rank=3, max_dim=40), pad=st.lists(st.integers(0, 5), min_size=3, max_size=3),
+       dtype=st.sampled_from(DTYPES), seed=st.integers(0, 2**32 - 1))
+def test_padded_round_trip(shape, pad, dtype, seed):
+    host = _host_tensor(shape, dtype, seed)
+    padded = [s + p for s, p in zip(shape, pad)]
+    for dim_order in itertools.permutations(range(len(shape))):
+        layout = stick_layout(shape, dtype, dim_order, padded_shape=padded)
+        device = to_device(host, layout)
+        assert list(device.shape) == layout.device_size
+        assert int(np.count_nonzero(device)) == int(np.count_nonzero(host))
+        np.testing.assert_array_equal(from_device(device, layout), host)
+
+
+def test_bad_padded_shape():
+    with pytest.raises(SpyreError, match="does not cover host shape"):
+        stick_layout([4, 5], "float16", padded_shape=[3, 5])
+
+
+def test_tensor_layout_reads_padding_from_device_size():
+    from xdsl.dialects.builtin import TensorType, f16
+
+    from spyre_mlir.dialects.spyre import LayoutAttr, layout_attr, tensor_layout
+
+    layout = stick_layout([100, 150], "float16", padded_shape=[128, 150])
+    t = TensorType(f16, [100, 150], layout_attr(layout))
+    assert tensor_layout(t) == layout
+    assert tensor_layout(TensorType(f16, [100, 150], LayoutAttr([3, 100, 64], [0, 1], "SEN169_FP16"))) == \
+        stick_layout([100, 150], "float16")
+    # Extra sticks pad the stick dim.
+    assert tensor_layout(TensorType(f16, [100, 150], LayoutAttr([4, 100, 64], [0, 1], "SEN169_FP16"))).padded_shape \
+        == (100, 256)

@@ -1,0 +1,494 @@
+# spyre-fold-views (DESIGN §4 stage 3): folds chains of spyre.view into the
+# indexing maps of the compute ops that read them.
+# Reads: spyre.view chains, each compute op's iteration space and indexing maps,
+#   the #spyre.layout of every storage value (its stick dim and stick width).
+# Writes: explicit `iteration_space` / `indexing_maps` (iteration coords ->
+#   storage host coords) on every compute op that read through a view or whose
+#   maps co-simplify, with the storage values as operands (`reduce_dims` follows
+#   through the ComputeOp interface); `spyre.restickify` copies (explicit maps)
+#   for views that cannot be read in place; erases the views.
+"""View folding and iteration-space co-simplification (seed 001, "Views and Index Translation").
+
+A ``spyre.view`` is a read pattern over its source's storage, never a copy.
+This pass composes each compute op's operand map with the view chain behind the
+operand, so the op reads the materialised value (function argument, compute or
+fill result) directly::
+
+    %v = spyre.view %x affine_map<(d0, d1) -> (d0 floordiv 10, d0 mod 10, d1)>
+           : tensor<50x10x200xf16, #Lx> -> tensor<500x200xf16, #L>
+    %r = spyre.pointwise "add" (%v, %y) : (tensor<500x200xf16, #L>, tensor<500x200xf16, #L>) -> ...
+
+becomes (the seed's flatten example)::
+
+    %r = spyre.pointwise "add" (%x, %y) {indexing_maps = [
+           affine_map<(d0, d1, d2) -> (d1, d0, d2)>,
+           affine_map<(d0, d1, d2) -> (((d1 * 10) + d0), d2)>,
+           affine_map<(d0, d1, d2) -> (((d1 * 10) + d0), d2)>],
+           iteration_space = array<i64: 10, 50, 200>} : ...
+
+Rules:
+
+1. **Composition.** ``operand map := view_1.map o ... o view_n.map o operand map``
+   (view maps take result coords to source coords).  Expressions are kept in a
+   normal form (:class:`Linear`): integer combinations of iteration dims and of
+   ``floordiv``/``mod`` atoms, where ``(c*Q + R) floordiv c = Q + R floordiv c``,
+   ``(c*Q + R) mod c = R mod c`` and both fold away when ``R`` stays inside one
+   block of ``c`` over the iteration space.
+2. **Co-simplification.** While some map holds ``d_i floordiv c`` or ``d_i mod c``
+   with ``c`` a proper divisor of ``d_i``'s extent, ``d_i`` is split into two
+   iteration dims in every map of the op (the result's included):
+   ``d_i = c * outer + inner``.  The remainder dim ``inner`` (extent ``c``) takes
+   ``d_i``'s position and the quotient dim ``outer`` (extent ``extent / c``)
+   follows it; this is the seed's order (``{p: 10, q: 50, s: 200}``).  The result
+   map becomes a linear combination (``outer * c + inner``), so every result
+   element stays addressed exactly once.  A split dim's names (``dims``) go: the
+   last name to ``inner`` and the others to ``outer`` when it has several, the
+   same names to both otherwise.  Matmuls keep their ``(batch..., M, N, K)``
+   iteration space (their operand maps are composed, never split).
+3. **Readability.** An operand can be read in place when its stick coordinate
+   (the coordinate of its layout's stick dim) is a constant (a broadcast) or one
+   iteration dim with coefficient 1 plus terms and an offset that are multiples
+   of the stick width, with no ``floordiv``/``mod`` left after step 2.  Any other
+   view operand (a stick coordinate that mixes dims across sticks, a misaligned
+   slice) is materialised: ``spyre.restickify`` with explicit maps copies the
+   view's elements into a tensor of the view's type (its layout chosen by
+   ``spyre-stickify``), and the op reads that copy.  Data-movement ops
+   (restickify) read any pattern.
+4. **Other users.** A view used by anything but a compute op (``func.return``)
+   is materialised the same way, since a function result is staged in the
+   layout of its own host shape.
+5. Dead views are erased.  The pass is idempotent: without views and with no
+   splittable division left, it changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from spyre_mlir.diagnostics import SpyreError, emit_warning
+from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, tensor_layout
+from spyre_mlir.opfuncs import OpKind
+
+# --------------------------------------------------------------------------
+# Affine expressions in normal form
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dim:
+    """Iteration dim ``pos``."""
+
+    pos: int
+
+
+@dataclass(frozen=True)
+class Div:
+    """``arg floordiv divisor`` that does not simplify."""
+
+    arg: Linear
+    divisor: int
+
+
+@dataclass(frozen=True)
+class Mod:
+    """``arg mod divisor`` that does not simplify."""
+
+    arg: Linear
+    divisor: int
+
+
+Atom = Dim | Div | Mod
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``sum(coef * atom) + const``, terms sorted by decreasing coefficient (deterministic)."""
+
+    terms: tuple[tuple[Atom, int], ...] = ()
+    const: int = 0
+
+    @staticmethod
+    def of(coefs: dict[Atom, int], const: int) -> Linear:
+        """The normal form of ``sum(coefs[a] * a) + const`` (zero terms dropped)."""
+        terms = tuple(sorted(((a, k) for a, k in coefs.items() if k), key=lambda t: (-abs(t[1]), _atom_key(t[0]))))
+        return Linear(terms, const)
+
+    def __add__(self, other: Linear) -> Linear:
+        coefs = dict(self.terms)
+        for atom, k in other.terms:
+            coefs[atom] = coefs.get(atom, 0) + k
+        return Linear.of(coefs, self.const + other.const)
+
+    def scaled(self, factor: int) -> Linear:
+        """``factor * self``."""
+        return Linear.of({a: k * factor for a, k in self.terms}, self.const * factor)
+
+    def atoms(self) -> Iterator[Atom]:
+        """Every atom, nested ones included."""
+        for atom, _ in self.terms:
+            yield atom
+            if not isinstance(atom, Dim):
+                yield from atom.arg.atoms()
+
+
+def _atom_key(atom: Atom) -> tuple[int, int, str]:
+    if isinstance(atom, Dim):
+        return (0, atom.pos, "")
+    return (1 if isinstance(atom, Div) else 2, atom.divisor, repr(atom.arg))
+
+
+def dim(pos: int) -> Linear:
+    """Iteration dim ``pos`` as a :class:`Linear`."""
+    return Linear(((Dim(pos), 1),))
+
+
+def constant(value: int) -> Linear:
+    """The constant ``value`` as a :class:`Linear`."""
+    return Linear((), value)
+
+
+def value_range(lin: Linear, space: Sequence[int]) -> tuple[int, int]:
+    """Inclusive bounds of ``lin`` over the iteration space ``space``."""
+    lo = hi = lin.const
+    for atom, k in lin.terms:
+        a_lo, a_hi = _atom_range(atom, space)
+        lo, hi = lo + min(k * a_lo, k * a_hi), hi + max(k * a_lo, k * a_hi)
+    return lo, hi
+
+
+def _atom_range(atom: Atom, space: Sequence[int]) -> tuple[int, int]:
+    if isinstance(atom, Dim):
+        return 0, space[atom.pos] - 1
+    lo, hi = value_range(atom.arg, space)
+    if isinstance(atom, Div):
+        return lo // atom.divisor, hi // atom.divisor
+    return 0, atom.divisor - 1
+
+
+def _split_multiples(lin: Linear, c: int) -> tuple[Linear, Linear]:
+    """``(Q, R)`` with ``lin = c * Q + R``: ``Q`` gathers the terms whose coefficient ``c`` divides."""
+    q_const, r_const = divmod(lin.const, c)
+    q = {a: k // c for a, k in lin.terms if k % c == 0}
+    r = {a: k for a, k in lin.terms if k % c}
+    return Linear.of(q, q_const), Linear.of(r, r_const)
+
+
+def floordiv(lin: Linear, c: int, space: Sequence[int]) -> Linear:
+    """``lin floordiv c`` in normal form."""
+    if c == 1:
+        return lin
+    q, r = _split_multiples(lin, c)
+    lo, hi = value_range(r, space)
+    if lo // c == hi // c:
+        return q + constant(lo // c)
+    return q + Linear(((Div(r, c), 1),))
+
+
+def mod(lin: Linear, c: int, space: Sequence[int]) -> Linear:
+    """``lin mod c`` in normal form."""
+    if c == 1:
+        return constant(0)
+    _, r = _split_multiples(lin, c)
+    lo, hi = value_range(r, space)
+    if lo // c == hi // c:
+        return r + constant(-c * (lo // c))
+    return Linear(((Mod(r, c), 1),))
+
+
+def linear(expr: AffineExpr, env: Sequence[Linear], space: Sequence[int]) -> Linear:
+    """``expr`` with its dim ``i`` replaced by ``env[i]``, in normal form over ``space``."""
+    if isinstance(expr, AffineConstantExpr):
+        return constant(expr.value)
+    if isinstance(expr, AffineDimExpr):
+        return env[expr.position]
+    assert isinstance(expr, AffineBinaryOpExpr), f"unexpected affine expression {expr}"
+    lhs = linear(expr.lhs, env, space)
+    rhs = linear(expr.rhs, env, space)
+    if expr.kind is AffineBinaryOpKind.Add:
+        return lhs + rhs
+    assert not rhs.terms, f"non-affine expression {expr}"
+    c = rhs.const
+    if expr.kind is AffineBinaryOpKind.Mul:
+        return lhs.scaled(c)
+    if expr.kind is AffineBinaryOpKind.FloorDiv:
+        return floordiv(lhs, c, space)
+    if expr.kind is AffineBinaryOpKind.CeilDiv:
+        return floordiv(lhs + constant(c - 1), c, space)
+    return mod(lhs, c, space)
+
+
+def substitute(lin: Linear, env: Sequence[Linear], space: Sequence[int]) -> Linear:
+    """``lin`` with iteration dim ``i`` replaced by ``env[i]``, re-normalised over ``space``."""
+    total = constant(lin.const)
+    for atom, k in lin.terms:
+        if isinstance(atom, Dim):
+            part = env[atom.pos]
+        elif isinstance(atom, Div):
+            part = floordiv(substitute(atom.arg, env, space), atom.divisor, space)
+        else:
+            part = mod(substitute(atom.arg, env, space), atom.divisor, space)
+        total = total + part.scaled(k)
+    return total
+
+
+def to_expr(lin: Linear) -> AffineExpr:
+    """``lin`` as an xDSL affine expression (largest coefficient first, constant last)."""
+    expr: AffineExpr | None = None
+    for atom, k in lin.terms:
+        if isinstance(atom, Dim):
+            term = AffineExpr.dimension(atom.pos)
+        elif isinstance(atom, Div):
+            term = AffineBinaryOpExpr(AffineBinaryOpKind.FloorDiv, to_expr(atom.arg),
+                                      AffineExpr.constant(atom.divisor))
+        else:
+            term = AffineBinaryOpExpr(AffineBinaryOpKind.Mod, to_expr(atom.arg), AffineExpr.constant(atom.divisor))
+        if k != 1:
+            term = AffineBinaryOpExpr(AffineBinaryOpKind.Mul, term, AffineExpr.constant(k))
+        expr = term if expr is None else AffineBinaryOpExpr(AffineBinaryOpKind.Add, expr, term)
+    if expr is None:
+        return AffineExpr.constant(lin.const)
+    if lin.const:
+        return AffineBinaryOpExpr(AffineBinaryOpKind.Add, expr, AffineExpr.constant(lin.const))
+    return expr
+
+
+def to_map(coords: Sequence[Linear], num_dims: int) -> AffineMap:
+    """The affine map ``(d0, ..., d{num_dims-1}) -> coords``."""
+    return AffineMap(num_dims, 0, tuple(to_expr(c) for c in coords))
+
+
+def map_coords(m: AffineMap, space: Sequence[int]) -> tuple[Linear, ...]:
+    """The results of ``m`` in normal form over the iteration space ``space``."""
+    env = [dim(i) for i in range(m.num_dims)]
+    return tuple(linear(e, env, space) for e in m.results)
+
+
+# --------------------------------------------------------------------------
+# Read patterns
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Read:
+    """How an op reads a materialised value: ``storage`` at ``coords`` (iteration -> host coords)."""
+
+    storage: SSAValue
+    coords: tuple[Linear, ...]
+    views: tuple[ViewOp, ...]
+    """The view chain folded in, outermost (the operand's definer) first."""
+
+
+def read_through_views(value: SSAValue, coords: Sequence[Linear], space: Sequence[int]) -> Read:
+    """Follow ``value``'s view chain to its storage, composing the view maps onto ``coords``."""
+    views: list[ViewOp] = []
+    coords = tuple(coords)
+    while isinstance(view := value.owner, ViewOp):
+        views.append(view)
+        coords = tuple(linear(e, coords, space) for e in view.map.data.results)
+        value = view.source
+    return Read(value, coords, tuple(views))
+
+
+def op_reads(op: ComputeOp) -> tuple[list[int], list[Read], tuple[Linear, ...]]:
+    """An op's iteration space, its operands' reads of storage and its result coords."""
+    space = list(op.get_iteration_space())
+    maps = op.get_indexing_maps()
+    reads = [read_through_views(v, map_coords(m, space), space) for v, m in zip(op.inputs, maps)]
+    return space, reads, map_coords(maps[-1], space)
+
+
+def stick_coord_readable(coord: Linear, elems_per_stick: int) -> bool:
+    """Rule 3: a constant, or one dim with coefficient 1 plus stick-aligned terms and offset."""
+    if any(not isinstance(a, Dim) for a in coord.atoms()):
+        return False
+    if not coord.terms:
+        return True
+    units = [a for a, k in coord.terms if k == 1]
+    aligned = all(k % elems_per_stick == 0 for _, k in coord.terms if k != 1)
+    return len(units) == 1 and aligned and coord.const % elems_per_stick == 0
+
+
+def is_read_in_place(read: Read, space: Sequence[int]) -> bool:
+    """True when ``read``'s stick coordinate satisfies rule 3 (a rank-0 storage always does)."""
+    layout = tensor_layout(read.storage.type)
+    if layout.stick_dim is None:
+        return True
+    return stick_coord_readable(read.coords[layout.stick_dim], layout.elems_per_stick)
+
+
+# --------------------------------------------------------------------------
+# Co-simplification
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Indexing:
+    """An iteration space and per-tensor coords (operands, then the result) being simplified."""
+
+    space: list[int]
+    coords: list[tuple[Linear, ...]]
+    splits: list[tuple[int, int]] = field(default_factory=list)
+    """The splits applied, in order: (dim, divisor)."""
+
+    def maps(self) -> list[AffineMap]:
+        return [to_map(c, len(self.space)) for c in self.coords]
+
+
+def _splittable(ix: Indexing) -> tuple[int, int] | None:
+    """The first ``d_i floordiv c`` / ``d_i mod c`` with ``c`` a proper divisor of ``d_i``'s extent."""
+    for coords in ix.coords:
+        for coord in coords:
+            for atom in coord.atoms():
+                if isinstance(atom, Dim) or atom.arg.const or len(atom.arg.terms) != 1:
+                    continue
+                (inner, k), c = atom.arg.terms[0], atom.divisor
+                if isinstance(inner, Dim) and k == 1 and 1 < c < ix.space[inner.pos] and ix.space[inner.pos] % c == 0:
+                    return inner.pos, c
+    return None
+
+
+def co_simplify(ix: Indexing) -> Indexing:
+    """Rule 2: split iteration dims until no splittable division is left."""
+    while (found := _splittable(ix)) is not None:
+        i, c = found
+        space = ix.space[:i] + [c, ix.space[i] // c] + ix.space[i + 1:]
+        env = [*(dim(j) for j in range(i)), dim(i + 1).scaled(c) + dim(i),
+               *(dim(j + 1) for j in range(i + 1, len(ix.space)))]
+        coords = [tuple(substitute(x, env, space) for x in cs) for cs in ix.coords]
+        ix = Indexing(space, coords, [*ix.splits, (i, c)])
+    return ix
+
+
+def _split_names(names: ArrayAttr, splits: Sequence[tuple[int, int]]) -> ArrayAttr:
+    """``dims`` after the splits: the last name to the remainder dim, the others to the quotient."""
+    dims = list(names.data)
+    for i, _ in splits:
+        split = dims[i].data
+        inner, outer = (split[-1:], split[:-1]) if len(split) > 1 else (split, split)
+        dims[i:i + 1] = [ArrayAttr(inner), ArrayAttr(outer)]
+    return ArrayAttr(dims)
+
+
+# --------------------------------------------------------------------------
+# The transformation
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class FoldViewsResult:
+    """What :func:`fold_views` did."""
+
+    folded: list[ComputeOp] = field(default_factory=list)
+    """Compute ops that now carry explicit maps over storage."""
+    copies: list[RestickifyOp] = field(default_factory=list)
+    """Views materialised as copies (rules 3 and 4)."""
+    erased_views: int = 0
+
+
+def _is_matmul(op: ComputeOp) -> bool:
+    return op.op_func().kind is OpKind.MATMUL
+
+
+def _writes_in_place(op: ComputeOp) -> bool:
+    return op.op_func().kind is not OpKind.DATA_MOVEMENT
+
+
+def materialise_view(rewriter: Rewriter, value: SSAValue, before: Operation) -> RestickifyOp:
+    """A ``spyre.restickify`` copy of the view ``value`` (explicit maps), inserted before ``before``."""
+    view = value.owner
+    assert isinstance(view, ViewOp) and isinstance(value.type, TensorType)
+    space = list(value.type.get_shape())
+    identity = tuple(dim(i) for i in range(len(space)))
+    read = read_through_views(value, identity, space)
+    ix = co_simplify(Indexing(space, [read.coords, identity]))
+    copy = RestickifyOp(read.storage, value.type)
+    copy.set_indexing(ix.space, ix.maps())
+    copy.location = view.location
+    rewriter.insert_op(copy, InsertPoint.before(before))
+    return copy
+
+
+def _fold_indexing(op: ComputeOp) -> tuple[Indexing, list[Read]] | None:
+    """The folded, co-simplified indexing of ``op``; None when nothing would change."""
+    space, reads, result = op_reads(op)
+    ix = Indexing(space, [*(r.coords for r in reads), result])
+    if not _is_matmul(op):
+        ix = co_simplify(ix)
+    if not ix.splits and not any(r.views for r in reads):
+        return None
+    return ix, reads
+
+
+def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
+    """Steps 1-3 for one compute op: compose, co-simplify, materialise unreadable view operands."""
+    while (folded := _fold_indexing(op)) is not None:
+        ix, reads = folded
+        unreadable = [i for i, r in enumerate(reads) if r.views and _writes_in_place(op)
+                      and not is_read_in_place(Read(r.storage, ix.coords[i], r.views), ix.space)]
+        if unreadable:
+            i = unreadable[0]
+            emit_warning(f"operand #{i} is a view whose stick coordinate "
+                         f"{to_expr(ix.coords[i][tensor_layout(reads[i].storage.type).stick_dim])} cannot be read "
+                         "in place; it is copied by spyre.restickify", op=op)
+            copy = materialise_view(rewriter, op.inputs[i], op)
+            op.operands[i] = copy.result
+            result.copies.append(copy)
+            continue
+        if ix.splits and op.get_core_splits() is not None:
+            raise SpyreError("spyre-fold-views must run before spyre-work-division: splitting "
+                             f"iteration dims {[i for i, _ in ix.splits]} would invalidate core_splits", op=op)
+        for i, r in enumerate(reads):
+            op.operands[i] = r.storage
+        names = op.dims
+        op.set_indexing(ix.space, ix.maps())
+        if names is not None:
+            op.properties["dims"] = _split_names(names, ix.splits)
+        result.folded.append(op)
+        return
+
+
+def fold_views(module: ModuleOp) -> FoldViewsResult:
+    """Fold every view chain of ``module`` into its readers (module docstring, rules 1-5)."""
+    rewriter = Rewriter()
+    result = FoldViewsResult()
+    # 1. Views used by anything but compute ops and views are materialised (rule 4).
+    for view in [op for op in module.walk() if isinstance(op, ViewOp)]:
+        for use in list(view.result.uses):
+            if not isinstance(use.operation, (ComputeOp, ViewOp)):
+                copy = materialise_view(rewriter, view.result, use.operation)
+                use.operation.operands[use.index] = copy.result
+                result.copies.append(copy)
+    # 2. Compute ops in program order: compose, co-simplify, materialise (rules 1-3).
+    for op in [op for op in module.walk() if isinstance(op, ComputeOp)]:
+        fold_op(rewriter, op, result)
+    # 3. Erase the views nobody reads any more, users before their sources.
+    for view in reversed([op for op in module.walk() if isinstance(op, ViewOp)]):
+        if not view.result.uses:
+            rewriter.erase_op(view)
+            result.erased_views += 1
+    return result
+
+
+@dataclass(frozen=True)
+class FoldViewsPass(ModulePass):
+    """Fold spyre.view chains into compute ops' indexing maps and co-simplify iteration spaces."""
+
+    name = "spyre-fold-views"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_views(op)

@@ -1,0 +1,481 @@
+# spyre-stickify (DESIGN §4 stage 2, §6): chooses the stick dim of every
+# materialised tensor and writes it as a #spyre.layout type encoding.
+# Reads: shapes and element types, each compute op's iteration space, indexing
+#   maps and op-func kind (through the ComputeOp interface), spyre.view chains,
+#   layouts already present (function arguments staged otherwise, a previous run).
+# Writes: `#spyre.layout` on every tensor type (block arguments, op results,
+#   views, the func signature); `spyre.restickify` where a stored value must
+#   change stick dim (or a matmul B operand needs K padding); `spyre.restickify`
+#   copies (explicit maps) of views no stick choice can make readable; warnings
+#   for restickified function arguments.
+"""Stick-dim selection and restickify insertion.
+
+Model.  Materialised values (function arguments, compute-op and fill results,
+restickify results) have storage with a real layout; a view result is a read
+pattern over its source's storage.  For every compute op the pass follows each
+operand's view chain back to the storage (composing the maps, as
+``spyre-fold-views`` will) and looks at the coordinate of the storage's stick
+dim: the iteration dim that *drives* it (coefficient 1, possibly under
+``mod c``) decides whether the read fits the op's rule, a constant coordinate
+is a broadcast and always fits.
+
+Op rules (by op-func kind, DESIGN §6):
+
+* pointwise: every non-broadcast operand's stick coordinate is driven by the
+  same iteration dim as the result's;
+* matmul ``C[m, n] = A[m, k] @ B[k, n]``: A driven by K (the reduction dim), B
+  and C by N (the dim of C's innermost coordinate); when K is not a whole
+  number of sticks, B's K dim is padded to whole sticks (``padded_shape``,
+  zero-filled on the device);
+* reduction: no constraint on the operand; the result keeps the operand's stick
+  driver (non-stick reduction), or, when the stick dim is reduced, is sticked on
+  the kept size-1 dim (a sparse output: one element per stick; a reduction
+  without keepdim has no such dim and is sticked on its innermost dim);
+* data movement (restickify): none; its result layout is given.
+
+Decisions, greedily in program order:
+
+1. Function arguments keep the layout of their type: the default (identity
+   dim order) unless a ``#spyre.layout`` is already there (staged otherwise).
+   Any value whose type already has a layout is fixed, which makes the pass
+   idempotent.
+2. For each other materialised value the pass picks, among the result dims the
+   op rule allows, the stick dim with the fewest restickifies: those its own
+   operands would need plus those its known readers would need (matmul
+   operand rules; a pointwise reader whose other operands are already decided).
+   Ties go to the innermost dim, then to the lowest.
+3. An operand that does not fit gets a ``spyre.restickify`` of its storage to a
+   layout sticked on a storage dim with the required driver, placed right after
+   the storage's definition and shared by every reader that needs the same
+   layout; the operand's view chain is re-created on the restickified value.
+   When no storage dim has that driver (a view that mixes dims across the
+   stick), the view itself is copied (``spyre.restickify`` with explicit maps)
+   into a tensor of the view's shape sticked as the op needs.
+4. Every tensor type gets its ``#spyre.layout``: the stick dim last in
+   ``dim_order``, the other dims in order; a view result is sticked on the view
+   dim that drives its source's stick coordinate (innermost dim otherwise).
+   The func signature follows its arguments and returned values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from spyre_mlir.diagnostics import SpyreError, emit_warning
+from spyre_mlir.dialects.spyre import (
+    ComputeOp,
+    FillOp,
+    LayoutAttr,
+    RestickifyOp,
+    ViewOp,
+    element_dtype,
+    layout_attr,
+    tensor_layout,
+)
+from spyre_mlir.hardware import round_up
+from spyre_mlir.layout import StickLayout, stick_layout
+from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.passes.fold_views import (
+    Dim,
+    Linear,
+    Mod,
+    Read,
+    map_coords,
+    materialise_view,
+    op_reads,
+)
+
+BROADCAST = -1
+"""The driver of a constant stick coordinate: any stick fits."""
+
+# --------------------------------------------------------------------------
+# Stick drivers
+# --------------------------------------------------------------------------
+
+
+def stick_driver(coord: Linear) -> int | None:
+    """The iteration dim that drives ``coord`` (:data:`BROADCAST` for a constant, None if none).
+
+    The driver is the one term with coefficient 1 that is a dim or ``dim mod c``
+    (co-simplification turns the latter into a dim of its own).
+    """
+    if not coord.terms:
+        return BROADCAST
+    units = []
+    for atom, k in coord.terms:
+        if k != 1:
+            continue
+        if isinstance(atom, Dim):
+            units.append(atom.pos)
+        elif isinstance(atom, Mod) and len(atom.arg.terms) == 1 and atom.arg.terms[0][1] == 1 \
+                and isinstance(atom.arg.terms[0][0], Dim) and not atom.arg.const:
+            units.append(atom.arg.terms[0][0].pos)
+    return units[0] if len(units) == 1 else None
+
+
+def dims_driven_by(coords: Sequence[Linear], driver: int) -> list[int]:
+    """The tensor dims whose coordinate ``driver`` drives."""
+    return [j for j, c in enumerate(coords) if stick_driver(c) == driver]
+
+
+def dim_order(rank: int, stick: int | None) -> tuple[int, ...]:
+    """The dim order that sticks ``stick``: the other dims in order, then ``stick``."""
+    if stick is None:
+        return ()
+    return (*(d for d in range(rank) if d != stick), stick)
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def _layout(value: SSAValue, stick: int | None, padded: Sequence[int] | None = None) -> StickLayout:
+    assert isinstance(value.type, TensorType)
+    dtype = element_dtype(value.type.get_element_type())
+    shape = _shape(value)
+    return stick_layout(shape, dtype, dim_order(len(shape), stick), padded_shape=padded)
+
+
+def _with_layout(value: SSAValue, layout: StickLayout) -> TensorType:
+    assert isinstance(value.type, TensorType)
+    return TensorType(value.type.get_element_type(), value.type.get_shape(), layout_attr(layout))
+
+
+# --------------------------------------------------------------------------
+# Op rules
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpRule:
+    """An op's stick rule over its iteration dims (module docstring)."""
+
+    result_dims: tuple[int, ...]
+    """Result dims the result may be sticked on."""
+    fixed: dict[int, int] = field(default_factory=dict)
+    """Required driver per operand index."""
+    shared: bool = False
+    """Non-broadcast operands must share the result's driver (pointwise)."""
+
+    def required(self, index: int, result_driver: int | None) -> int | None:
+        """The driver operand ``index`` needs when the result's is ``result_driver``."""
+        if index in self.fixed:
+            return self.fixed[index]
+        if self.shared and result_driver not in (None, BROADCAST):
+            return result_driver
+        return None
+
+
+def _matmul_dims(op: ComputeOp, result: Sequence[Linear]) -> tuple[int, int]:
+    """``(K, N)`` of a matmul: its reduction dim and the driver of its innermost result coord."""
+    reduced = op.reduction_dims()
+    n = stick_driver(result[-1])
+    if len(reduced) != 1 or n in (None, BROADCAST):
+        raise SpyreError(f"matmul needs one reduction dim (K) and an innermost result dim (N), "
+                         f"got reduction dims {list(reduced)}", op=op)
+    return reduced[0], n
+
+
+def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan: Plan) -> OpRule:
+    """The stick rule of ``op`` given how it reads its (decided) storage."""
+    kind = op.op_func().kind
+    every = tuple(range(len(result)))
+    if kind is OpKind.MATMUL:
+        k, n = _matmul_dims(op, result)
+        return OpRule(tuple(dims_driven_by(result, n)), {0: k, 1: n})
+    if kind is OpKind.POINTWISE:
+        return OpRule(every, shared=True)
+    if kind is OpKind.REDUCTION:
+        driver = plan.driver(reads[0])
+        if driver in op.reduction_dims():
+            kept = tuple(j for j, c in enumerate(result) if not c.terms)
+            return OpRule((kept or (len(result) - 1,)) if result else ())
+        if driver not in (None, BROADCAST):
+            return OpRule(tuple(dims_driven_by(result, driver)) or every)
+    return OpRule(every)
+
+
+# --------------------------------------------------------------------------
+# The plan: one stick dim (and padding) per materialised value
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """Stick decisions: the layout of every decided materialised value."""
+
+    layouts: dict[SSAValue, StickLayout] = field(default_factory=dict)
+    fixed: set[SSAValue] = field(default_factory=set)
+    """Values whose layout comes from their type (arguments, restickify results, earlier runs)."""
+
+    def stick(self, value: SSAValue) -> int | None:
+        return self.layouts[value].stick_dim
+
+    def driver(self, read: Read) -> int | None:
+        """The iteration dim driving ``read``'s storage stick coordinate."""
+        stick = self.stick(read.storage)
+        return BROADCAST if stick is None else stick_driver(read.coords[stick])
+
+    def fix(self, value: SSAValue, layout: StickLayout) -> None:
+        self.layouts[value] = layout
+        self.fixed.add(value)
+
+
+@dataclass
+class StickifyResult:
+    """What :func:`stickify` did."""
+
+    layouts: dict[SSAValue, StickLayout]
+    """The layout chosen for each materialised value (before types were rewritten)."""
+    restickifies: list[RestickifyOp]
+    """Restickifies and view copies inserted."""
+
+
+@dataclass
+class _Stickifier:
+    """The greedy pass over one module (module docstring, steps 1-4)."""
+
+    rewriter: Rewriter = field(default_factory=Rewriter)
+    plan: Plan = field(default_factory=Plan)
+    restickifies: list[RestickifyOp] = field(default_factory=list)
+    shared: dict[tuple[SSAValue, StickLayout], SSAValue] = field(default_factory=dict)
+    readers: dict[SSAValue, list[tuple[ComputeOp, int]]] = field(default_factory=dict)
+
+    # 1. Fixed layouts and readers.
+    def seed(self, module: ModuleOp) -> None:
+        for op in module.walk():
+            for region in op.regions:
+                for block in region.blocks:
+                    for arg in block.args:
+                        if isinstance(arg.type, TensorType):
+                            self.plan.fix(arg, tensor_layout(arg.type))
+            for res in op.results:
+                if isinstance(res.type, TensorType) and isinstance(res.type.encoding, LayoutAttr) \
+                        and not isinstance(op, ViewOp):
+                    self.plan.fix(res, tensor_layout(res.type))
+            if isinstance(op, ComputeOp):
+                _, reads, _ = op_reads(op)
+                for i, read in enumerate(reads):
+                    self.readers.setdefault(read.storage, []).append((op, i))
+
+    # 2. Choosing a result's stick dim.
+    def demand_misses(self, value: SSAValue, stick: int) -> int:
+        """Restickifies ``value``'s known readers would need if it were sticked on ``stick``."""
+        misses = 0
+        for reader, index in self.readers.get(value, []):
+            _, reads, result = op_reads(reader)
+            if index >= len(reads) or reads[index].storage is not value:
+                continue
+            required = self.reader_requirement(reader, index, reads, result)
+            driver = stick_driver(reads[index].coords[stick])
+            misses += required is not None and driver not in (required, BROADCAST)
+        return misses
+
+    def reader_requirement(self, op: ComputeOp, index: int, reads: Sequence[Read],
+                           result: Sequence[Linear]) -> int | None:
+        """The driver a reader needs for operand ``index``, as far as it is known yet."""
+        kind = op.op_func().kind
+        if kind is OpKind.MATMUL:
+            k, n = _matmul_dims(op, result)
+            return {0: k, 1: n}.get(index)
+        if kind is not OpKind.POINTWISE:
+            return None
+        if op.result in self.plan.layouts:
+            return self.plan.driver(Read(op.result, tuple(result), ()))
+        for j, read in enumerate(reads):
+            if j != index and read.storage in self.plan.layouts:
+                driver = self.plan.driver(read)
+                if driver not in (None, BROADCAST):
+                    return driver
+        return None
+
+    def operand_misses(self, rule: OpRule, reads: Sequence[Read], result_driver: int | None) -> list[tuple[int, int]]:
+        """``(operand, required driver)`` for each operand that does not fit."""
+        misses = []
+        for i, read in enumerate(reads):
+            required = rule.required(i, result_driver)
+            if required is not None and self.plan.driver(read) not in (required, BROADCAST):
+                misses.append((i, required))
+        return misses
+
+    def choose(self, op: Operation, value: SSAValue, candidates: Sequence[int],
+               cost: Callable[[int], int]) -> int | None:
+        """The best stick dim of ``value`` among ``candidates`` (fixed values keep theirs)."""
+        rank = len(_shape(value))
+        if not rank:
+            return None
+        if value in self.plan.fixed:
+            stick = self.plan.stick(value)
+            if stick not in candidates:
+                raise SpyreError(f"result layout {list(self.plan.layouts[value].dim_order)} sticks dim {stick}, "
+                                 f"but '{op.name}' needs its result sticked on one of {list(candidates)}", op=op)
+            return stick
+        if not candidates:
+            raise SpyreError(f"no result dim of '{op.name}' can carry the stick", op=op)
+        return min(candidates, key=lambda s: (cost(s) + self.demand_misses(value, s), s != rank - 1, s))
+
+    # 3. Fixing operands.
+    def restickified(self, storage: SSAValue, layout: StickLayout, reader: ComputeOp) -> SSAValue:
+        """``storage`` in ``layout``: one restickify right after its definition, shared by all readers.
+
+        It carries the location of the first ``reader`` that needs it.
+        """
+        key = (storage, layout)
+        if key not in self.shared:
+            op = RestickifyOp(storage, _with_layout(storage, layout))
+            where = InsertPoint.at_start(storage.block) if isinstance(storage, BlockArgument) \
+                else InsertPoint.after(storage.owner)
+            op.location = reader.location
+            self.rewriter.insert_op(op, where)
+            self.plan.fix(op.result, layout)
+            self.restickifies.append(op)
+            self.shared[key] = op.result
+            if isinstance(storage, BlockArgument):
+                emit_warning(f"function argument #{storage.index} is copied by spyre.restickify to "
+                             f"dim_order {list(layout.dim_order)}, device_size {layout.device_size}; "
+                             "stage it that way to avoid the copy",
+                             op=storage.block.parent_op())
+        return self.shared[key]
+
+    def reread(self, op: ComputeOp, index: int, read: Read, storage: SSAValue) -> None:
+        """Make operand ``index`` read ``storage`` through a copy of its view chain."""
+        value = storage
+        for view in reversed(read.views):
+            clone = ViewOp(value, view.map.data, view.result.type)
+            clone.location = view.location
+            self.rewriter.insert_op(clone, InsertPoint.before(op))
+            value = clone.result
+        op.operands[index] = value
+
+    def fix_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> None:
+        """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``."""
+        storage_dims = dims_driven_by(read.coords, required)
+        if storage_dims:
+            layout = _layout(read.storage, storage_dims[0], self.plan.layouts[read.storage].padded_shape)
+            self.reread(op, index, read, self.restickified(read.storage, layout, op))
+            return
+        operand = op.operands[index]
+        space = list(op.get_iteration_space())
+        view_dims = dims_driven_by(map_coords(op.get_indexing_maps()[index], space), required)
+        if not read.views or not view_dims:
+            raise SpyreError(f"operand #{index} cannot be sticked on iteration dim {required}: no dim of "
+                             f"its storage {list(_shape(read.storage))} follows it", op=op)
+        layout = _layout(operand, view_dims[0])
+        emit_warning(f"operand #{index} is a view that no stick dim of its storage "
+                     f"{list(_shape(read.storage))} can serve; it is copied by spyre.restickify", op=op)
+        copy = materialise_view(self.rewriter, operand, op)
+        self.rewriter.replace_value_with_new_type(copy.result, _with_layout(operand, layout))
+        self.plan.fix(copy.result, layout)
+        self.restickifies.append(copy)
+        op.operands[index] = copy.result
+
+    def pad_matmul_k(self, op: ComputeOp) -> None:
+        """Pad B's K dim to whole sticks (a restickify when B's layout is fixed)."""
+        space, reads, result = op_reads(op)
+        k, _ = _matmul_dims(op, result)
+        read = reads[1]
+        layout = self.plan.layouts[read.storage]
+        k_dims = dims_driven_by(read.coords, k)
+        if not k_dims or space[k] % layout.elems_per_stick == 0:
+            return
+        padded = list(layout.padded_host_shape)
+        if padded[k_dims[0]] % layout.elems_per_stick == 0:
+            return
+        padded[k_dims[0]] = round_up(padded[k_dims[0]], layout.elems_per_stick)
+        shape = _shape(read.storage)
+        new = stick_layout(shape, layout.dtype, layout.dim_order, padded_shape=padded)
+        if read.storage in self.plan.fixed:
+            self.reread(op, 1, read, self.restickified(read.storage, new, op))
+        else:
+            self.plan.layouts[read.storage] = new
+
+    def visit(self, op: Operation) -> None:
+        """Step 2 and 3 for one op."""
+        if isinstance(op, FillOp):
+            rank = len(_shape(op.result))
+            stick = self.choose(op, op.result, range(rank), lambda s: 0)
+            if op.result not in self.plan.fixed:
+                self.plan.layouts[op.result] = _layout(op.result, stick)
+            return
+        if not isinstance(op, ComputeOp):
+            return
+        _, reads, result = op_reads(op)
+        rule = op_rule(op, reads, result, self.plan)
+
+        def cost(stick: int) -> int:
+            return len(self.operand_misses(rule, reads, stick_driver(result[stick])))
+
+        stick = self.choose(op, op.result, rule.result_dims, cost)
+        if op.result not in self.plan.fixed:
+            self.plan.layouts[op.result] = _layout(op.result, stick)
+        result_driver = None if stick is None else stick_driver(result[stick])
+        for index, required in self.operand_misses(rule, reads, result_driver):
+            self.fix_operand(op, index, reads[index], required)
+        if op.op_func().kind is OpKind.MATMUL:
+            self.pad_matmul_k(op)
+
+    # 4. Writing the types.
+    def write_types(self, module: ModuleOp) -> None:
+        for value, layout in list(self.plan.layouts.items()):
+            if value not in self.plan.fixed or not isinstance(value.type.encoding, LayoutAttr):
+                self.rewriter.replace_value_with_new_type(value, _with_layout(value, layout))
+        for view in [op for op in module.walk() if isinstance(op, ViewOp)]:
+            self.rewriter.replace_value_with_new_type(view.result, _with_layout(view.result, view_layout(view)))
+        for f in module.walk():
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                ret = f.body.blocks[-1].last_op
+                outputs = ret.operand_types if isinstance(ret, func.ReturnOp) else f.function_type.outputs.data
+                f.function_type = FunctionType.from_lists(f.body.blocks[0].arg_types, outputs)
+
+
+def view_layout(view: ViewOp) -> StickLayout:
+    """A view's layout: sticked on the view dim that drives its source's stick coordinate."""
+    source = tensor_layout(view.source.type)
+    rank = len(_shape(view.result))
+    if not rank:
+        return _layout(view.result, None)
+    stick = rank - 1
+    if source.stick_dim is not None:
+        space = _shape(view.result)
+        coords = map_coords(view.map.data, space)
+        driver = stick_driver(coords[source.stick_dim])
+        if driver not in (None, BROADCAST):
+            stick = driver
+    return _layout(view.result, stick)
+
+
+def _erase_dead_views(module: ModuleOp, rewriter: Rewriter) -> None:
+    for view in reversed([op for op in module.walk() if isinstance(op, ViewOp)]):
+        if not view.result.uses:
+            rewriter.erase_op(view)
+
+
+def stickify(module: ModuleOp) -> StickifyResult:
+    """Choose and write the layout of every tensor in ``module`` (module docstring, steps 1-4)."""
+    s = _Stickifier()
+    s.seed(module)
+    for op in list(module.walk()):
+        s.visit(op)
+    _erase_dead_views(module, s.rewriter)
+    layouts = dict(s.plan.layouts)
+    s.write_types(module)
+    return StickifyResult(layouts, s.restickifies)
+
+
+@dataclass(frozen=True)
+class StickifyPass(ModulePass):
+    """Attach #spyre.layout to every tensor and insert spyre.restickify where an op needs another stick dim."""
+
+    name = "spyre-stickify"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stickify(op)

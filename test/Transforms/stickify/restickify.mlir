@@ -1,0 +1,75 @@
+// spyre-stickify: restickify insertion (placement, sharing), matmul stick
+// rules and K padding, and the warning for restickified arguments.
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>/dev/null | %filecheck %s
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>&1 >/dev/null | %filecheck %s --check-prefix=WARN
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>/dev/null > %t.once.mlir
+// RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-stickify 2>&1 > %t.twice.mlir | %filecheck %s --allow-empty --check-prefix=AGAIN
+// RUN: diff %t.once.mlir %t.twice.mlir
+// A second run inserts nothing and warns about nothing.
+// AGAIN-NOT: warning
+
+// A transposed matmul operand: A = a^T is sticked on M, so a is restickified
+// onto its dim 0 (K) right after its definition and the view re-reads it.
+// CHECK-LABEL: func.func @transposed_matmul_operand
+// CHECK-SAME:    (%[[A:.*]]: tensor<256x64xf16, #spyre.layout<device_size = [1, 256, 64], dim_order = [0, 1], format = "SEN169_FP16">>, %[[B:.*]]: tensor<256x128xf16
+// CHECK-NEXT:    %[[AK:.*]] = spyre.restickify (%[[A]]) : (tensor<256x64xf16, #spyre.layout<device_size = [1, 256, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<256x64xf16, #spyre.layout<device_size = [4, 64, 64], dim_order = [1, 0], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[AT:.*]] = spyre.view %[[AK]] affine_map<(d0, d1) -> (d1, d0)> {{.*}} -> tensor<64x256xf16, #spyre.layout<device_size = [4, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    spyre.matmul (%[[AT]], %[[B]]) {{.*}} -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NOT:     spyre.view
+// WARN: restickify.mlir:[[# @LINE + 1]]:1: warning: function argument #0 is copied by spyre.restickify to dim_order [1, 0], device_size [4, 64, 64]; stage it that way to avoid the copy
+func.func @transposed_matmul_operand(%a: tensor<256x64xf16>, %b: tensor<256x128xf16>) -> tensor<64x128xf16> {
+  %at = spyre.view %a affine_map<(d0, d1) -> (d1, d0)> : tensor<256x64xf16> -> tensor<64x256xf16>
+  %c = spyre.matmul (%at, %b) : (tensor<64x256xf16>, tensor<256x128xf16>) -> tensor<64x128xf16>
+  func.return %c : tensor<64x128xf16>
+}
+
+// -----
+
+// Two readers that need the same restickified value share one restickify.
+// CHECK-LABEL: func.func @shared_restickify
+// CHECK-NEXT:    %[[W:.*]] = spyre.restickify (%{{.*}}) {{.*}} dim_order = [1, 0]
+// CHECK-NOT:     spyre.restickify
+// CHECK-NEXT:    %[[WT0:.*]] = spyre.view %[[W]]
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %[[WT0]])
+// CHECK-NEXT:    %[[WT1:.*]] = spyre.view %[[W]]
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %[[WT1]])
+func.func @shared_restickify(%x: tensor<32x256xf16>, %y: tensor<32x256xf16>, %w: tensor<128x256xf16>) -> (tensor<32x128xf16>, tensor<32x128xf16>) {
+  %wt = spyre.view %w affine_map<(d0, d1) -> (d1, d0)> : tensor<128x256xf16> -> tensor<256x128xf16>
+  %c = spyre.matmul (%x, %wt) : (tensor<32x256xf16>, tensor<256x128xf16>) -> tensor<32x128xf16>
+  %d = spyre.matmul (%y, %wt) : (tensor<32x256xf16>, tensor<256x128xf16>) -> tensor<32x128xf16>
+  func.return %c, %d : tensor<32x128xf16>, tensor<32x128xf16>
+}
+
+// -----
+
+// The exp result is sticked like the add's other operand wants (dim 1 = N),
+// though its own operand is read transposed: one restickify (of %a) instead
+// of two.
+// CHECK-LABEL: func.func @fewest_restickifies
+// CHECK-COUNT-1: spyre.restickify
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.pointwise "exp" {{.*}} -> tensor<128x64xf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+func.func @fewest_restickifies(%a: tensor<64x128xf16>, %b: tensor<128x64xf16>) -> tensor<128x64xf16> {
+  %at = spyre.view %a affine_map<(d0, d1) -> (d1, d0)> : tensor<64x128xf16> -> tensor<128x64xf16>
+  %e = spyre.pointwise "exp" (%at) : (tensor<128x64xf16>) -> tensor<128x64xf16>
+  %s = spyre.pointwise "add" (%e, %b) : (tensor<128x64xf16>, tensor<128x64xf16>) -> tensor<128x64xf16>
+  func.return %s : tensor<128x64xf16>
+}
+
+// -----
+
+// K = 100 is not a whole stick: B's K dim is padded to 128.  A computed B gets
+// the padded layout directly; an argument B is copied into it.
+// CHECK-LABEL: func.func @matmul_k_padding
+// CHECK-SAME:    (%[[A:.*]]: tensor<32x100xf16, #spyre.layout<device_size = [2, 32, 64], {{.*}}>>, %[[B:.*]]: tensor<100x150xf16, #spyre.layout<device_size = [3, 100, 64], {{.*}}>>)
+// CHECK-NEXT:    %[[BP:.*]] = spyre.restickify (%[[B]]) {{.*}} -> tensor<100x150xf16, #spyre.layout<device_size = [3, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[E:.*]] = spyre.pointwise "exp" (%[[B]]) {{.*}} -> tensor<100x150xf16, #spyre.layout<device_size = [3, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    spyre.matmul (%[[A]], %[[E]])
+// CHECK-NEXT:    spyre.matmul (%[[A]], %[[BP]])
+// WARN: restickify.mlir:[[# @LINE + 1]]:1: warning: function argument #1 is copied by spyre.restickify to dim_order [0, 1], device_size [3, 128, 64]
+func.func @matmul_k_padding(%a: tensor<32x100xf16>, %b: tensor<100x150xf16>) -> (tensor<32x150xf16>, tensor<32x150xf16>) {
+  %e = spyre.pointwise "exp" (%b) : (tensor<100x150xf16>) -> tensor<100x150xf16>
+  %c = spyre.matmul (%a, %e) : (tensor<32x100xf16>, tensor<100x150xf16>) -> tensor<32x150xf16>
+  %d = spyre.matmul (%a, %b) : (tensor<32x100xf16>, tensor<100x150xf16>) -> tensor<32x150xf16>
+  func.return %c, %d : tensor<32x150xf16>, tensor<32x150xf16>
+}

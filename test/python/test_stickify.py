@@ -1,0 +1,107 @@
+"""Tests of spyre-stickify: stick drivers, the decision rules on small
+programs, K padding read back through tensor_layout, the result record,
+idempotence and round trips on the example models."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.ir.affine import AffineMap
+
+from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, tensor_layout
+from spyre_mlir.importer import import_program, load_program
+from spyre_mlir.mlir_text import make_context, parse_module, verify_located
+from spyre_mlir.passes.fold_views import fold_views, map_coords
+from spyre_mlir.passes.stickify import BROADCAST, dim_order, stick_driver, stickify
+
+
+def _driver(fn, space):
+    return stick_driver(map_coords(AffineMap.from_callable(lambda d0, d1: (fn(d0, d1),)), space)[0])
+
+
+@pytest.mark.parametrize("fn, driver", [
+    (lambda d0, d1: d1, 1),
+    (lambda d0, d1: d0 * 128 + d1, 1),
+    (lambda d0, d1: d0 % 64, 0),
+    (lambda d0, d1: d0 // 64, None),
+    (lambda d0, d1: 0, BROADCAST),
+])
+def test_stick_driver(fn, driver):
+    assert _driver(fn, [256, 64]) == driver
+
+
+def test_dim_order_puts_the_stick_last():
+    assert dim_order(3, 0) == (1, 2, 0)
+    assert dim_order(0, None) == ()
+
+
+def _module(text):
+    module = parse_module(make_context(), text, "t.mlir")
+    verify_located(module)
+    return module
+
+
+def test_matmul_k_padding_and_result_record():
+    module = _module("""
+    func.func @f(%a: tensor<32x100xf16>, %b: tensor<100x150xf16>) -> tensor<32x150xf16> {
+      %c = spyre.matmul (%a, %b) : (tensor<32x100xf16>, tensor<100x150xf16>) -> tensor<32x150xf16>
+      func.return %c : tensor<32x150xf16>
+    }""")
+    with pytest.warns(UserWarning, match="function argument #1 is copied"):
+        result = stickify(module)
+    verify_located(module)
+    [copy] = result.restickifies
+    padded = tensor_layout(copy.result.type)
+    assert padded.device_size == [3, 128, 64] and padded.padded_shape == (128, 150)
+    assert padded.dim_order == (0, 1)
+    [mm] = [op for op in module.walk() if isinstance(op, ComputeOp) and not isinstance(op, RestickifyOp)]
+    assert tensor_layout(mm.inputs[0].type).stick_dim == 1  # A on K
+    assert tensor_layout(mm.result.type).stick_dim == 1  # C on N
+
+
+def test_stick_reduction_is_sparse():
+    module = _module("""
+    func.func @f(%x: tensor<8x150xf16>) -> tensor<8x1xf16> {
+      %s = spyre.reduce "sum" (%x) dims [1] : (tensor<8x150xf16>) -> tensor<8x1xf16>
+      func.return %s : tensor<8x1xf16>
+    }""")
+    stickify(module)
+    [op] = [op for op in module.walk() if isinstance(op, ComputeOp)]
+    layout = tensor_layout(op.result.type)
+    assert layout.stick_dim == 1 and layout.device_size == [1, 8, 64]  # one element per stick
+
+
+@pytest.mark.parametrize("spec, restickifies", [
+    ("examples/rope.py:build", 0),
+    ("examples/softmax.py:build", 0),
+    ("examples/wsr_matmul.py:build_view", 0),
+    ("examples/add_mul_nested.py:build", 0),
+])
+def test_examples_idempotent_and_round_trip(spec, restickifies):
+    module = import_program(load_program(spec))
+    ctx = make_context()
+    result = stickify(module)
+    verify_located(module)
+    assert len(result.restickifies) == restickifies
+    once = str(module)
+    assert str(parse_module(ctx, once, "once.mlir")) == once
+    stickify(module)
+    assert str(module) == once
+    fold_views(module)
+    verify_located(module)
+    folded = str(module)
+    assert str(parse_module(ctx, folded, "folded.mlir")) == folded
+    stickify(module)
+    fold_views(module)
+    assert str(module) == folded
+
+
+def test_transformer_block_restickifies_the_transposed_weights():
+    module = import_program(load_program("examples/transformer_block.py:build"))
+    with pytest.warns(UserWarning):
+        result = stickify(module)
+    verify_located(module)
+    weights = [op for op in result.restickifies if not op.has_explicit_maps()
+               and op.inputs[0].name_hint and op.inputs[0].name_hint.endswith("_weight")]
+    assert len(weights) == 7  # q, k, v, o, gate, up, down: Linear reads W^T, sticked on N
+    fold_views(module)
+    verify_located(module)
