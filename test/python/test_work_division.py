@@ -1,0 +1,325 @@
+"""Tests of spyre-work-division: the pure functions, the span limit on the DESIGN §8 matmul
+(spans recomputed independently from the layouts), hints, the pass, and random ops (hypothesis)."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import ArrayAttr, Float16Type, Float32Type, StringAttr, TensorType, f16, f32
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
+from xdsl.utils.test_value import create_ssa_value
+
+from spyre_mlir.diagnostics import SpyreError, SpyreWarning
+from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, PointwiseOp, ReduceOp
+from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.layout import stick_layout
+from spyre_mlir.mlir_text import make_context, parse_module
+from spyre_mlir.passes.work_division import (
+    DeviceDim,
+    WorkDivisionPass,
+    core_split,
+    core_to_slice,
+    divide_work,
+    per_core_span,
+    plan_work,
+    split_iteration_space,
+    stick_pieces,
+    work_division_config,
+    work_problem,
+)
+
+LIMIT = 268_431_360
+CORES32 = SpyreConfig(cores=32)
+
+
+# --------------------------------------------------------------------------
+# Independent reference: stick adjustment and per-core spans from the layouts
+# --------------------------------------------------------------------------
+
+
+def dtype_of(t: TensorType) -> str:
+    return {Float16Type: "float16", Float32Type: "float32"}[type(t.get_element_type())]
+
+
+def tensors_of(op: ComputeOp) -> list[tuple[TensorType, AffineMap]]:
+    types = [v.type for v in (*op.inputs, op.result)]
+    return list(zip(types, op.get_indexing_maps(), strict=True))
+
+
+def elems_per_stick_of_dims(op: ComputeOp) -> list[int]:
+    """Per iteration dim: the largest elems_per_stick of the tensors whose last (stick) host dim it indexes."""
+    per = [1] * len(op.get_iteration_space())
+    for t, m in tensors_of(op):
+        if m.results and isinstance(m.results[-1], AffineDimExpr):
+            d = m.results[-1].position
+            per[d] = max(per[d], stick_layout(t.get_shape(), dtype_of(t)).elems_per_stick)
+    return per
+
+
+def reference_span(t: TensorType, m: AffineMap, per_core: Sequence[int]) -> int:
+    """Bytes one core addresses in ``t`` (default layout) when it iterates ``per_core`` elements of each dim."""
+    layout = stick_layout(t.get_shape(), dtype_of(t))
+    size, host_of = layout.device_size, layout.device_dims
+    elem_bytes = {"float16": 2, "float32": 4}[layout.dtype]
+    host_extent = [per_core[e.position] if isinstance(e, AffineDimExpr) else 1 for e in m.results]
+    for j in range(len(size) - 1):
+        h = host_of[j]
+        if h == -1:
+            continue
+        covered = host_extent[h]
+        if h == layout.stick_dim:
+            covered = math.ceil(covered / layout.elems_per_stick)
+        if covered > 1:
+            return covered * elem_bytes * math.prod(size[j + 1:])
+    return 128
+
+
+def check_division(op: ComputeOp, splits: Sequence[int], cores: int) -> None:
+    """Splits are positive, use at most ``cores``, divide the stick-adjusted sizes and keep spans in the limit."""
+    sizes = op.get_iteration_space()
+    per = elems_per_stick_of_dims(op)
+    pieces = [math.ceil(s / p) for s, p in zip(sizes, per)]
+    assert len(splits) == len(sizes) and all(s >= 1 for s in splits)
+    assert math.prod(splits) <= cores
+    assert all(p % s == 0 for p, s in zip(pieces, splits)), (pieces, splits)
+    per_core = [min(size, n // s * p) for size, n, s, p in zip(sizes, pieces, splits, per)]
+    for t, m in tensors_of(op):
+        assert reference_span(t, m, per_core) <= LIMIT, (t, splits)
+
+
+# --------------------------------------------------------------------------
+# Pure functions
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("size", "cores", "expected"), [
+    (32, 32, 32), (64, 32, 32), (16, 32, 16), (7, 32, 7), (12, 32, 12), (100, 32, 25), (7, 4, 1),
+    (1, 32, 1), (150, 8, 6),
+])
+def test_core_split(size: int, cores: int, expected: int) -> None:
+    assert core_split(size, cores) == expected
+
+
+def test_rows_and_sticks_use_12_cores() -> None:
+    assert split_iteration_space({"rows": 6, "sticks": 2}, 32, ["rows", "sticks"], [], {}) == {"rows": 6, "sticks": 2}
+
+
+def test_output_then_one_reduction() -> None:
+    assert split_iteration_space({"o0": 4, "r0": 8}, 32, ["o0"], ["r0"], {}) == {"o0": 4, "r0": 8}
+
+
+def test_outputs_by_decreasing_size() -> None:
+    assert split_iteration_space({"a": 7, "b": 8, "c": 6}, 32, ["a", "b", "c"], [], {}) == {"a": 1, "b": 8, "c": 3}
+
+
+def test_reduction_with_largest_core_split_wins() -> None:
+    sizes = {"o": 2, "r0": 5, "r1": 2}
+    assert split_iteration_space(sizes, 32, ["o"], ["r0", "r1"], {}) == {"o": 2, "r0": 5, "r1": 1}
+
+
+def test_committed_minimum_grows_but_reduction_split_stays() -> None:
+    sizes = {"m": 64, "k": 64}
+    assert split_iteration_space(sizes, 32, ["m"], ["k"], {"m": 2}) == {"m": 32, "k": 1}
+    assert split_iteration_space(sizes, 32, ["m"], ["k"], {"k": 4}) == {"m": 8, "k": 4}
+
+
+def test_fixed_dims_keep_their_split() -> None:
+    sizes = {"m": 256, "n": 16, "k": 8}
+    splits = split_iteration_space(sizes, 32, ["m", "n"], ["k"], {"m": 2, "k": 4}, fixed={"m", "k"})
+    assert splits == {"m": 2, "n": 4, "k": 4}
+
+
+def test_core_to_slice_first_dim_fastest_and_repeats() -> None:
+    cycle = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
+    assert core_to_slice(["x", "y"], [2, 3], 12) == cycle + cycle
+
+
+def test_core_to_slice_k_first() -> None:
+    k_split = core_to_slice(["mb", "out", "in"], [2, 1, 2], 4, k_first="in")
+    assert k_split == [(0, 0, 0), (0, 0, 1), (1, 0, 0), (1, 0, 1)]
+    assert core_to_slice(["mb", "out", "in"], [2, 1, 1], 2, k_first="in") == [(0, 0, 0), (1, 0, 0)]
+
+
+def d(i: int) -> AffineExpr:
+    return AffineExpr.dimension(i)
+
+
+def test_per_core_span_first_spanning_dim_decides() -> None:
+    # [1024, 4096] fp16 = [64 stick columns, 1024 rows, 64]; iteration (rows, columns).
+    dims = [DeviceDim(d(1), 1024 * 128, 64), DeviceDim(d(0), 128)]
+    assert per_core_span(dims, [32, 4096]) == 64 * 1024 * 128   # rows split: every column stick
+    assert per_core_span(dims, [1024, 64]) == 1024 * 128         # one stick column: all its rows
+    assert per_core_span(dims, [1, 64]) == 128                   # one stick
+    assert per_core_span([DeviceDim(AffineExpr.constant(0), 128)], [4]) == 128
+
+
+def test_per_core_span_compound_coordinate() -> None:
+    # A host dim flattening (d0, d1) as 8 * d0 + d1 along 64 rows of 128 bytes.
+    dims = [DeviceDim(d(0) * 8 + d(1), 128)]
+    assert per_core_span(dims, [2, 8]) == 16 * 128
+    assert per_core_span(dims, [2, 4]) == 12 * 128   # rows 0..3 and 8..11: the hull
+
+
+def test_stick_pieces_from_coefficients() -> None:
+    op = PointwiseOp("exp", [create_ssa_value(TensorType(f16, [6, 128]))], TensorType(f16, [6, 128]))
+    assert stick_pieces((6, 128), work_problem(op).tensors) == (1, 64)
+    # A stick coordinate 32 * d0 + d1 (fp16): d0 goes in steps of 2, d1 of 64.
+    flat = work_problem(op).tensors[0]
+    flat = type(flat)(flat.name, flat.dims, d(0) * 32 + d(1), 64)
+    assert stick_pieces((4, 32), [flat]) == (2, 64)
+
+
+# --------------------------------------------------------------------------
+# Ops
+# --------------------------------------------------------------------------
+
+
+def value(element, shape: Sequence[int]):
+    return create_ssa_value(TensorType(element, list(shape)))
+
+
+def matmul(m: int, k: int, n: int, element=f16) -> MatmulOp:
+    return MatmulOp(value(element, [m, k]), value(element, [k, n]), TensorType(element, [m, n]))
+
+
+def test_big_matmul_meets_the_span_limit() -> None:
+    op = matmul(8192, 32768, 4096)
+    division = divide_work(op, CORES32)
+    assert op.get_core_splits() == division.splits == (4, 2, 4)
+    assert division.span_minimums == {2: 4, 1: 2}
+    assert division.k_first == 2
+    check_division(op, division.splits, 32)
+    per_core = [8192 // 4, 4096 // 2, 32768 // 4]
+    spans = [reference_span(t, m, per_core) for t, m in tensors_of(op)]
+    assert spans == list(division.spans) == [128 * 2**20, 128 * 2**20, 32 * 2**20]
+
+
+def test_big_matmul_unsplit_exceeds_the_limit() -> None:
+    op = matmul(8192, 32768, 4096)
+    full = list(op.get_iteration_space())
+    assert [reference_span(t, m, full) for t, m in tensors_of(op)] == [2**29, 2**28, 2**26]
+
+
+def test_big_matmul_needs_eight_cores() -> None:
+    with pytest.raises(SpyreError, match=r"operand #1 .* no split on 4 cores meets it"):
+        divide_work(matmul(8192, 32768, 4096), SpyreConfig(cores=4))
+    assert divide_work(matmul(8192, 32768, 4096), SpyreConfig(cores=8)).splits == (1, 2, 4)
+
+
+def test_two_reduction_dims_for_the_span_is_an_error() -> None:
+    op = ReduceOp("sum", value(f16, [4194304, 2, 64]), [0, 1], TensorType(f16, [64]))
+    with pytest.raises(SpyreError, match="would split more than one reduction dim") as err:
+        divide_work(op, CORES32)
+    assert "'spyre.reduce' op" in err.value.msg and "tensor<4194304x2x64xf16>" in err.value.msg
+
+
+def hinted(op: ComputeOp, names: Sequence[str], *work_divs: dict[str, int]) -> ComputeOp:
+    """``op`` with one name per iteration dim and one work_div hint per dict, in order."""
+    op.dims = ArrayAttr([ArrayAttr([StringAttr(n)]) for n in names])
+    op.hints = ArrayAttr([HintAttr(i, work_div=w) for i, w in enumerate(work_divs)])
+    return op
+
+
+def test_work_div_hint_is_exact() -> None:
+    op = matmul(256, 512, 1024)
+    division = divide_work(hinted(op, "MNK", {"M": 2, "K": 4}), CORES32)
+    assert division.splits == (2, 4, 4) and division.hinted == {0: 2, 2: 4}
+
+
+@pytest.mark.parametrize("split", [0, -2, 2.5, True, "4"])
+def test_work_div_not_a_positive_integer(split: object) -> None:
+    problem = work_problem(hinted(matmul(256, 512, 1024), "MNK"))
+    with pytest.raises(SpyreError, match="work_div split for dim 'M' must be a positive integer"):
+        plan_work(problem, CORES32, [("M", split)])
+
+
+def test_work_div_non_divisor() -> None:
+    problem = work_problem(hinted(matmul(256, 512, 1024), "MNK"))
+    with pytest.raises(SpyreError, match="work_div split 3 for dim 'N' does not divide its size 1024"):
+        plan_work(problem, CORES32, [("N", 3)])
+
+
+def test_work_div_exceeding_cores_is_skipped_with_a_warning() -> None:
+    problem = work_problem(hinted(matmul(256, 512, 1024), "MNK"))
+    with pytest.warns(SpyreWarning, match="split 16 for dim 'N' skipped: it would use 64 cores"):
+        division = plan_work(problem, CORES32, [("M", 4), ("N", 16)])
+    assert division.hinted == {0: 4} and division.splits == (4, 8, 1)
+
+
+def test_config_from_option_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SENCORES", "4")
+    assert work_division_config(None).cores == 4
+    assert work_division_config(8).cores == 8
+    monkeypatch.setenv("SENCORES", "0")
+    with pytest.raises(SpyreError, match="SENCORES=0: cores must be an integer between 1 and 32"):
+        work_division_config(None)
+    with pytest.raises(SpyreError, match="cores=33: cores must be"):
+        work_division_config(33)
+
+
+def test_pass_is_idempotent() -> None:
+    text = textwrap.dedent("""\
+        func.func @f(%a: tensor<1024x4096xf16>, %w: tensor<4096x64xf16>) -> tensor<1024x64xf16> {
+          %y = spyre.pointwise "add" (%a, %a) {core_splits = array<i64: 1, 1>} : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
+          %c = spyre.matmul (%y, %w) : (tensor<1024x4096xf16>, tensor<4096x64xf16>) -> tensor<1024x64xf16>
+          func.return %c : tensor<1024x64xf16>
+        }
+    """)
+    ctx = make_context()
+    module = parse_module(ctx, text, "f.mlir")
+    WorkDivisionPass(cores=32).apply(ctx, module)
+    once = str(module)
+    WorkDivisionPass(cores=32).apply(ctx, module)
+    assert str(module) == once
+    splits = [op.get_core_splits() for op in module.walk() if isinstance(op, ComputeOp)]
+    assert splits == [(32, 1), (32, 1, 1)]
+
+
+# --------------------------------------------------------------------------
+# Random ops
+# --------------------------------------------------------------------------
+
+SIZES = st.sampled_from([1, 2, 3, 5, 6, 7, 12, 64, 100, 150, 192, 1024, 4096, 32768, 1 << 20, 1 << 22])
+ELEMENTS = st.sampled_from([f16, f32])
+
+
+@st.composite
+def compute_ops(draw: st.DrawFn) -> ComputeOp:
+    element = draw(ELEMENTS)
+    kind = draw(st.sampled_from(["pointwise", "reduce", "matmul"]))
+    if kind == "matmul":
+        batch = draw(st.lists(SIZES, max_size=1))
+        m, k, n = draw(SIZES), draw(SIZES), draw(SIZES)
+        return MatmulOp(value(element, [*batch, m, k]), value(element, [*batch, k, n]),
+                        TensorType(element, [*batch, m, n]))
+    shape = draw(st.lists(SIZES, min_size=1, max_size=3))
+    if kind == "pointwise":
+        other = [1 if draw(st.booleans()) else s for s in shape]
+        return PointwiseOp("add", [value(element, shape), value(element, other)], TensorType(element, shape))
+    dims = sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    keep = draw(st.booleans())
+    out = [1 if i in dims else s for i, s in enumerate(shape)] if keep else \
+        [s for i, s in enumerate(shape) if i not in dims]
+    return ReduceOp("sum", value(element, shape), dims, TensorType(element, out))
+
+
+@settings(max_examples=300, deadline=None)
+@given(compute_ops(), st.integers(1, 32))
+def test_random_ops(op: ComputeOp, cores: int) -> None:
+    op.verify()
+    total_bytes = sum(stick_layout(t.get_shape(), dtype_of(t)).nbytes for t, _ in tensors_of(op))
+    assume(total_bytes <= 1 << 33)
+    try:
+        division = divide_work(op, SpyreConfig(cores=cores))
+    except SpyreError as e:
+        assert "per-core span" in e.msg
+        full = list(op.get_iteration_space())
+        assert any(reference_span(t, m, full) > LIMIT for t, m in tensors_of(op))
+        return
+    check_division(op, division.splits, cores)
+    assert len([d for d in op.reduction_dims() if division.splits[d] > 1]) <= 1
