@@ -3,17 +3,34 @@
 """spyre-mlir passes, one module per pass, registered here by pipeline name.
 
 A pass ``spyre-foo-bar`` lives in ``passes/foo_bar.py`` as a frozen-dataclass
-``ModulePass``; add ``"spyre-foo-bar": lambda: FooBarPass`` (imported lazily
-inside the lambda) to :data:`SPYRE_PASSES`.
+``ModulePass``; add ``("spyre-foo-bar", "spyre_mlir.passes.foo_bar",
+"FooBarPass")`` to ``_SPYRE_PASSES``.  Modules are imported on first use.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
-SPYRE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+_SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
+    ("spyre-propagate-named-dims", "spyre_mlir.passes.propagate_named_dims", "PropagateNamedDimsPass"),
+    ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
+    ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),
+    ("spyre-work-division", "spyre_mlir.passes.work_division", "WorkDivisionPass"),
+    ("spyre-lower-to-bundle", "spyre_mlir.passes.lower_to_bundle", "LowerToBundlePass"),
+    ("spyre-compile", "spyre_mlir.pipeline", "SpyreCompilePass"),
+)
+
+
+def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(importlib.import_module(module), cls)
+
+
+SPYRE_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    name: _lazy(module, cls) for name, module, cls in _SPYRE_PASSES
+}
 
 UPSTREAM_PASSES = (
     "canonicalize",

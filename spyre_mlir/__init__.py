@@ -16,6 +16,7 @@ _LAZY = {
     "spyre_hint": "spyre_mlir.hints",
     "declare_tensor_dim": "spyre_mlir.hints",
     "name_tensor_dims": "spyre_mlir.hints",
+    "compile": "spyre_mlir.pipeline",
 }
 
 __all__ = sorted(_LAZY)

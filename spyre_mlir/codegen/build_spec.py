@@ -1,0 +1,291 @@
+# IR -> OpSpec for one compute op: SDSC labels, padded sizes, per-core slices
+# and start offsets, layout labels, back gaps, masking.  Reads a ComputeOp
+# through its interface (iteration space, indexing maps, reduction dims, op
+# func, core splits) and where each tensor is stored; writes OpSpec records.
+"""Building the OpSpec of one compute op (used by ``spyre-lower-to-bundle``).
+
+Each tensor of the op (operands, then result) is a :class:`TensorAccess`: its
+storage (layout, memory, placement) and the host coordinates of its window's
+first element inside that storage.  Addresses follow DESIGN §6: device memory
+is row-major over the storage layout's ``device_size``; a core's start is the
+byte address of the first element of its work slice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Attribute
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+
+from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import ComputeOp
+from spyre_mlir.hardware import element_bytes, round_up
+from spyre_mlir.layout import ABSENT, StickLayout
+from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.passes.work_division import core_to_slice
+
+_LABELS = ("mb", "x", "y", "i", "j", "ki", "kj")
+_MATMUL_LABELS = ("ki", "kj", "y", "x", "mb", "out", "in")
+_DS_TYPES = ("OUTPUT", "KERNEL", "INPUT", "KERNEL_IDX")
+_MATMUL_DS_TYPES = ("INPUT", "KERNEL", "OUTPUT")
+
+
+@dataclass(frozen=True)
+class TensorAccess:
+    """Where one tensor of a compute op lives."""
+
+    layout: StickLayout
+    """Layout of the storage tensor (the whole tensor, of which the op may read a window)."""
+    memory: str
+    """``hbm`` or ``lx``."""
+    placement: Attribute
+    """``#spyre.placement`` of the storage."""
+    window: tuple[int, ...]
+    """Host coordinates, in the storage, of the window's first element."""
+
+
+def sdsc_labels(rank: int, kind: OpKind) -> tuple[str, ...]:
+    """SDSC dim labels of an iteration space of ``rank`` dims (DESIGN §10)."""
+    if kind is OpKind.MATMUL:
+        if rank > len(_MATMUL_LABELS):
+            raise SpyreError(f"a matmul of iteration rank {rank} has no SDSC labels (at most 7)")
+        return _MATMUL_LABELS[len(_MATMUL_LABELS) - rank:]
+    if rank > len(_LABELS) + 1:
+        raise SpyreError(f"an op of iteration rank {rank} has no SDSC labels (at most 8)")
+    return (*_LABELS[:rank - 1], "out")
+
+
+def _dim_plus_const(expr: AffineExpr) -> tuple[int | None, int] | None:
+    """``(dim, c)`` for ``d_dim + c`` or ``(None, c)`` for a constant; None otherwise."""
+    if isinstance(expr, AffineConstantExpr):
+        return None, expr.value
+    if isinstance(expr, AffineDimExpr):
+        return expr.position, 0
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind is AffineBinaryOpKind.Add:
+        lhs, rhs = _dim_plus_const(expr.lhs), _dim_plus_const(expr.rhs)
+        if lhs is not None and rhs is not None and (lhs[0] is None or rhs[0] is None):
+            return lhs[0] if lhs[0] is not None else rhs[0], lhs[1] + rhs[1]
+    return None
+
+
+def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
+    """Byte offset of the element at host ``coords`` in device memory."""
+    sizes, dims = layout.device_size, layout.device_dims
+    eps, last = layout.elems_per_stick, len(dims) - 1
+    offset = 0
+    for j, h in enumerate(dims):
+        if h == ABSENT:
+            continue
+        index = coords[h] % eps if j == last else coords[h] // eps if h == layout.stick_dim else coords[h]
+        offset += index * math.prod(sizes[j + 1:])
+    return offset * element_bytes(layout.dtype)
+
+
+@dataclass
+class _Tensor:
+    """One tensor of the op, analysed: its layout labels (innermost first) and facts."""
+
+    access: TensorAccess
+    labels: list[str]
+    scale: list[int]
+    broadcast: list[str]
+    stick_label: str
+
+
+class _SpecBuilder:
+    def __init__(self, op: ComputeOp, accesses: Sequence[TensorAccess], cores: int):
+        self.op, self.accesses, self.cores = op, accesses, cores
+        self.func = op.op_func()
+        self.space = op.get_iteration_space()
+        self.maps = op.get_indexing_maps()
+        self.reduced = set(op.reduction_dims())
+        self.labels = sdsc_labels(len(self.space), self.func.kind)
+        self.out = len(self.maps) - 1
+
+    def error(self, msg: str) -> SpyreError:
+        return SpyreError(f"cannot lower '{self.op.name}' ({self.func.name}) to SDSC: {msg}", op=self.op)
+
+    def what(self, t: int) -> str:
+        return "the result" if t == self.out else f"operand #{t}"
+
+    def host_dim_label(self, t: int, h: int) -> tuple[int | None, str]:
+        """The iteration dim indexing host dim ``h`` of tensor ``t`` and how: 'dim', 'reduced', 'absent'."""
+        m = self.maps[t]
+        found = _dim_plus_const(m.results[h])
+        if found is None:
+            raise self.error(f"indexing map {m} of {self.what(t)} is not a dim plus a constant in "
+                             f"host dim {h}; views must be folded (spyre-fold-views) or materialised")
+        dim, _ = found
+        if dim is not None:
+            return dim, "dim"
+        if t == self.out and self.func.kind is OpKind.REDUCTION:
+            source = _dim_plus_const(self.maps[0].results[h]) if len(self.maps[0].results) > h else None
+            if source is not None and source[0] in self.reduced:
+                return source[0], "reduced"
+        if h == self.accesses[t].layout.stick_dim and self.func.kind is OpKind.POINTWISE:
+            shift = len(self.maps[self.out].results) - len(m.results)
+            target = _dim_plus_const(self.maps[self.out].results[h + shift])
+            if target is not None and target[0] is not None:
+                return target[0], "broadcast"
+        return None, "absent"
+
+    def tensor(self, t: int) -> _Tensor:
+        access = self.accesses[t]
+        layout = access.layout
+        dims = layout.device_dims
+        labels, scale, broadcast, stick = [], [], [], None
+        for j in reversed(range(len(dims) - 1)):
+            h = dims[j]
+            if h == ABSENT:
+                continue
+            dim, how = self.host_dim_label(t, h)
+            if dim is None:
+                continue
+            label = self.labels[dim]
+            if label in labels:
+                raise self.error(f"{self.what(t)} is indexed twice by iteration dim {dim}")
+            labels.append(label)
+            is_stick = h == layout.stick_dim
+            scale.append((-2 if is_stick else -1) if how == "reduced" else 1)
+            if how == "broadcast":
+                broadcast.append(label)
+            if is_stick:
+                stick = label
+        if stick is None:
+            raise self.error(f"the stick dim of {self.what(t)} is not indexed by any iteration dim")
+        return _Tensor(access, labels, scale, broadcast, stick)
+
+    def padded_sizes(self, tensors: Sequence[_Tensor]) -> list[int]:
+        eps = [1] * len(self.space)
+        for t in tensors:
+            i = self.labels.index(t.stick_label)
+            eps[i] = max(eps[i], t.access.layout.elems_per_stick)
+        return [round_up(s, e) for s, e in zip(self.space, eps)]
+
+    def splits(self, sizes: Sequence[int]) -> list[int]:
+        splits = list(self.op.get_core_splits() or (1,) * len(self.space))
+        if math.prod(splits) > self.cores:
+            raise self.error(f"core_splits {splits} need {math.prod(splits)} cores, only {self.cores} available")
+        for i, (size, split) in enumerate(zip(sizes, splits)):
+            if size % split:
+                raise self.error(f"core split {split} does not divide the padded size {size} of "
+                                 f"iteration dim {i} ('{self.labels[i]}')")
+        return splits
+
+    def core_offsets(self, t: int, starts: Sequence[Sequence[int]]) -> list[int]:
+        access = self.accesses[t]
+        layout, offsets = access.layout, []
+        for point in starts:
+            coords = [w + v for w, v in zip(access.window, self.maps[t].eval(list(point), []))]
+            offset = device_offset(layout, coords)
+            if offset % 128:
+                raise self.error(f"core start of {self.what(t)} at host coordinates {coords} is not "
+                                 "128-byte aligned; core splits must give whole sticks")
+            offsets.append(offset)
+        return offsets
+
+    def back_gap(self, t: _Tensor, sizes: Sequence[int], index: int) -> dict[str, int]:
+        layout = t.access.layout
+        gaps = {}
+        for j in range(len(layout.device_dims) - 1):
+            h = layout.device_dims[j]
+            if h == ABSENT:
+                continue
+            dim, how = self.host_dim_label(index, h)
+            if dim is None or how != "dim":
+                continue
+            extent = layout.host_shape[h]
+            if h == layout.stick_dim:
+                extent = round_up(extent, layout.elems_per_stick)
+            gaps[self.labels[dim]] = max(extent - sizes[dim], 0)
+        if not any(gaps.values()):
+            return {}
+        return {label: gaps[label] for label in t.labels if label in gaps}
+
+    def build(self, new_symbol: Callable[[], int]) -> OpSpec:
+        tensors = [self.tensor(t) for t in range(len(self.maps))]
+        sizes = self.padded_sizes(tensors)
+        splits = self.splits(sizes)
+        matmul = self.func.kind is OpKind.MATMUL
+        k_first = self.labels[-1] if matmul else None
+        slice_order = (k_first, *self.labels[:-1]) if matmul else self.labels
+        cores = math.prod(splits)
+        per_core = [s // n for s, n in zip(sizes, splits)]
+        starts = [[i * p for i, p in zip(sl, per_core)]
+                  for sl in core_to_slice(list(self.labels), splits, cores, k_first=k_first)]
+        ds_types = self.ds_types(tensors)
+        args = []
+        for t, info in enumerate(tensors):
+            layout = info.access.layout
+            if info.access.memory == "lx":  # every core's LX holds its own slice at the planned offset
+                offsets = [info.access.placement.value.data] * cores
+            else:
+                offsets = self.core_offsets(t, starts)
+            if info.access.memory == "hbm":
+                ids: dict[int, int] = {}
+                for o in offsets:
+                    if o not in ids:
+                        ids[o] = new_symbol()
+                symbols = tuple(ids[o] for o in offsets)
+            else:
+                symbols = ()
+            args.append(ArgSpec(
+                name=f"Tensor{t}", role="output" if t == self.out else "input", ds_type=ds_types[t],
+                data_format=layout.data_format, word_length=element_bytes(layout.dtype),
+                device_size=tuple(layout.device_size), layout_labels=tuple(info.labels),
+                stick_label=info.stick_label, stick_size=layout.elems_per_stick, scale=tuple(info.scale),
+                broadcast=tuple(info.broadcast), memory=info.access.memory, placement=info.access.placement,
+                core_offsets=tuple(offsets), symbols=symbols, back_gap=self.back_gap(info, sizes, t)))
+        return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
+                      kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
+                      valid_sizes=tuple(self.space), splits=tuple(splits), slice_order=tuple(slice_order),
+                      args=tuple(args), consts=self.consts(), mask=self.mask(tensors[0], sizes))
+
+    def ds_types(self, tensors: Sequence[_Tensor]) -> list[str]:
+        matmul = self.func.kind is OpKind.MATMUL
+        order = list(range(len(tensors))) if matmul else [self.out, *range(self.out)]
+        names = _MATMUL_DS_TYPES if matmul else _DS_TYPES
+        keys: dict[tuple, str] = {}
+        types = [""] * len(tensors)
+        for t in order:
+            info = tensors[t]
+            key = (info.stick_label, frozenset(info.labels), info.access.layout.elems_per_stick)
+            if key not in keys:
+                if len(keys) == len(names):
+                    raise self.error(f"more than {len(names)} distinct operand layouts")
+                keys[key] = names[len(keys)]
+            types[t] = keys[key]
+        return types
+
+    def sdsc_op(self, source: _Tensor) -> str:
+        if self.func.kind is not OpKind.REDUCTION:
+            return self.func.name
+        stick_dim = self.labels.index(source.stick_label)
+        return self.func.name if stick_dim in self.reduced else f"{self.func.name}nonstick"
+
+    def mask(self, source: _Tensor, sizes: Sequence[int]) -> dict[str, object]:
+        if self.func.kind is not OpKind.REDUCTION:
+            return {}
+        i = self.labels.index(source.stick_label)
+        if i not in self.reduced or sizes[i] == self.space[i]:
+            return {}
+        assert self.func.identity is not None
+        return {"label": self.labels[i], "valid": self.space[i], "pad": sizes[i] - self.space[i],
+                "value": float(self.func.identity)}
+
+    def consts(self) -> dict[str, float]:
+        values = getattr(self.op, "const_values", None)
+        return {k: float(v) for k, v in values().items()} if values is not None else {}
+
+
+def build_op_spec(op: ComputeOp, accesses: Sequence[TensorAccess], cores: int,
+                  new_symbol: Callable[[], int]) -> OpSpec:
+    """The OpSpec of ``op`` whose tensors (operands, then result) live at ``accesses``.
+
+    ``new_symbol()`` hands out the next free negative symbol id.
+    """
+    return _SpecBuilder(op, accesses, cores).build(new_symbol)

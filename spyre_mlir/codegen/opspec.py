@@ -1,0 +1,175 @@
+# The OpSpec: everything the SDSC JSON of one compute op says, as a plain
+# record that spyre-lower-to-bundle builds from the IR and stores on its
+# `sdscbundle.sdsc_execute` as the `op_spec` dictionary attribute, and that the
+# writer turns into JSON.  Reads and writes builtin attributes only.
+"""OpSpec: one compute op as the SDSC back end sees it.
+
+Printed on ``sdscbundle.sdsc_execute`` as ``op_spec = {...}``::
+
+    op_spec = {op_func = "add", sdsc_op = "add", ex_unit = "sfp",
+               labels = ["mb", "out"], sizes = array<i64: 512, 1024>,
+               valid_sizes = array<i64: 512, 1024>, splits = array<i64: 32, 1>,
+               slice_order = ["mb", "out"],
+               args = [{name = "Tensor0", role = "input", ds_type = "OUTPUT",
+                        data_format = "SEN169_FP16", word_length = 2 : i64,
+                        device_size = array<i64: 64, 1024, 64>,
+                        layout_labels = ["mb", "out"], stick_label = "out", stick_size = 64 : i64,
+                        scale = array<i64: 1, 1>, broadcast = [], memory = "hbm",
+                        placement = #spyre.placement<hbm, arg 0>,
+                        core_offsets = array<i64: 0, 2048, ...>, symbols = array<i64: -1, -2, ...>,
+                        back_gap = {mb = 512 : i64, out = 3072 : i64}}, ...]}
+
+``sizes`` are the iteration sizes with stick dims padded to whole sticks (SDSC
+``N_``), ``valid_sizes`` the unpadded ones.  Per argument, ``core_offsets[c]``
+is core ``c``'s start, in bytes from the argument's base (HBM: the tensor's
+window base; LX: the LX offset itself); ``symbols[c]`` is the negative symbol id
+that carries core ``c``'s HBM start address (cores sharing an address share an
+id), empty for LX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute
+
+OP_SPEC_ATTR = "op_spec"
+"""Name of the attribute that carries the OpSpec on ``sdscbundle.sdsc_execute``."""
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One tensor argument of an SDSC op (an operand, or the output)."""
+
+    name: str
+    """``Tensor<i>``, the labeled data structure's name."""
+    role: str
+    """``input`` or ``output``."""
+    ds_type: str
+    """Layout label: OUTPUT, KERNEL, INPUT or KERNEL_IDX (``dsType_``)."""
+    data_format: str
+    word_length: int
+    device_size: tuple[int, ...]
+    """Device sizes of the whole storage tensor (not just the window read)."""
+    layout_labels: tuple[str, ...]
+    """Iteration label of each device dim but the within-stick one, innermost first."""
+    stick_label: str
+    stick_size: int
+    scale: tuple[int, ...]
+    """Per layout label: 1, -1 reduced, -2 reduced along the stick (``scale_``)."""
+    broadcast: tuple[str, ...]
+    """Layout labels along which the tensor does not advance (size-1 stick broadcast)."""
+    memory: str
+    """``hbm`` or ``lx``."""
+    placement: Attribute
+    core_offsets: tuple[int, ...]
+    symbols: tuple[int, ...]
+    back_gap: Mapping[str, int] = field(default_factory=dict)
+    """Per layout label, storage extent minus window extent, in (padded) elements."""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One compute op: op func, iteration space, work division and arguments."""
+
+    op_func: str
+    sdsc_op: str
+    """``opFuncName``: the op func, with ``nonstick`` for a reduction off the stick."""
+    ex_unit: str
+    kind: str
+    """The op func kind (pointwise, reduction, matmul, data_movement)."""
+    labels: tuple[str, ...]
+    sizes: tuple[int, ...]
+    valid_sizes: tuple[int, ...]
+    splits: tuple[int, ...]
+    slice_order: tuple[str, ...]
+    """Labels in core -> slice order, fastest first (``coreIdToWkSlice_`` key order)."""
+    args: tuple[ArgSpec, ...]
+    consts: Mapping[str, float] = field(default_factory=dict)
+    """Scalar inputs and parameters of the op func, by name."""
+    mask: Mapping[str, Any] = field(default_factory=dict)
+    """For a reduction over a padded stick: label, valid, pad, value."""
+
+    @property
+    def num_cores(self) -> int:
+        n = 1
+        for s in self.splits:
+            n *= s
+        return n
+
+    def to_attr(self) -> DictionaryAttr:
+        """The ``op_spec`` dictionary attribute."""
+        return _to_attr(_record(self))
+
+    @classmethod
+    def from_attr(cls, attr: Attribute) -> OpSpec:
+        """Read an ``op_spec`` attribute back."""
+        data = _from_attr(attr)
+        args = tuple(ArgSpec(**_typed(ArgSpec, a)) for a in data.pop("args"))
+        return cls(args=args, **_typed(cls, data))
+
+
+def _record(obj: Any) -> Any:
+    if isinstance(obj, (OpSpec, ArgSpec)):
+        return {f.name: _record(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, tuple):
+        return [_record(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {k: _record(v) for k, v in obj.items()}
+    return obj
+
+
+def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with lists turned into the tuples the dataclass fields hold."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()
+            if k in {f.name for f in fields(cls)}}
+
+
+def _to_attr(value: Any) -> Attribute:
+    if isinstance(value, Attribute):
+        return value
+    if isinstance(value, bool):
+        raise TypeError("booleans are not OpSpec values")
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, f64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, dict):
+        return DictionaryAttr({k: _to_attr(v) for k, v in value.items()})
+    if isinstance(value, list):
+        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return DenseArrayBase.from_list(i64, value)
+        if any(isinstance(v, int) for v in value):
+            raise TypeError(f"mixed list {value}")
+        return ArrayAttr(_to_attr(v) for v in value)
+    raise TypeError(f"not an OpSpec value: {value!r}")
+
+
+def _from_attr(attr: Attribute) -> Any:
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase):
+        return [int(v) for v in attr.get_values()]
+    if isinstance(attr, ArrayAttr):
+        return [_from_attr(a) for a in attr.data]
+    if isinstance(attr, DictionaryAttr):
+        return {k: _from_attr(v) for k, v in attr.data.items()}
+    return attr

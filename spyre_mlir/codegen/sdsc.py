@@ -1,0 +1,201 @@
+# OpSpec -> SDSC JSON (DESIGN §10): the per-op file the Spyre back end
+# consumes, with the structure and key order of torch-spyre's emitter
+# (reference/sdsc/*.json).  Reads OpSpec records; writes JSON-ready dicts/text.
+"""SDSC JSON generation.
+
+:func:`sdsc_json` builds the ``{"<n>_<opFuncName>": SuperDsc}`` document of one
+op; :func:`dumps` prints it deterministically (two-space indent, the key order
+built here).  Field rules:
+
+* ``N_``: padded iteration sizes per label; ``dataStageParam_`` ``ss_``/``el_``:
+  per-core sizes (``N_ / splits``).
+* ``numWkSlicesPerDim_``: splits per label; ``coreIdToWkSlice_``: core -> slice
+  (first split label fastest, a matmul's ``in`` first).
+* ``primaryDsInfo_``: one entry per distinct layout label; ``layoutDimOrder_``
+  innermost first.
+* one ``allocate`` node per argument: start address per core (HBM: the
+  negative symbol id as a string, ``isStartAddrSymbolic_`` 1; LX: the offset),
+  ``backGapCore_`` for a window of a larger tensor, ``coordinates_`` folds.
+* no ``debug_handle_`` (the schema forbids it; torch-spyre writes null);
+* ``labeledDs_`` ``scale_``; ``computeOp_`` with ``opFuncName`` and ``exUnit``;
+  ``constantInfo_`` for the mask value and scalar operands (fp bits as integers);
+  ``coordinateMasking_`` / ``maskingConstId_`` for reductions over a padded stick.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+import numpy as np
+
+from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
+from spyre_mlir.passes.work_division import core_to_slice
+
+_DIM_EXTRAS = ("symbolicDimInfo_", "maxSymbolicVolume_", "coreletSplit_", "rowSplit_",
+               "peSfpSplit_", "paddingSizes_")
+
+
+def encode_scalar(value: float, data_format: str) -> int:
+    """The bit pattern of ``value`` in ``data_format``, as an unsigned integer."""
+    if data_format == "IEEE_FP32":
+        return struct.unpack("<I", struct.pack("<f", value))[0]
+    if data_format == "SENINT8":
+        return int(value) & 0xFF
+    return int(np.array(value, dtype=np.float16).view(np.uint16))
+
+
+def core_slices(spec: OpSpec) -> list[dict[str, int]]:
+    """Per core, the work slice of each label, keys in ``slice_order``."""
+    k_first = spec.slice_order[0] if spec.slice_order != spec.labels else None
+    slices = core_to_slice(list(spec.labels), list(spec.splits), spec.num_cores, k_first=k_first)
+    return [{label: s[spec.labels.index(label)] for label in spec.slice_order} for s in slices]
+
+
+def _fold(factor: int, label: str) -> dict[str, Any]:
+    return {"factor_": factor, "label_": label}
+
+
+def _affine(alpha: int) -> dict[str, Any]:
+    return {"Affine": {"alpha_": alpha, "beta_": 0}}
+
+
+def _dims(name: str, spec: OpSpec, sizes: list[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name_": name}
+    out.update({f"{label}_": size for label, size in zip(spec.labels, sizes)})
+    if name != "n":
+        out.update({key: {} for key in _DIM_EXTRAS})
+    return out
+
+
+def _per_core(spec: OpSpec) -> list[int]:
+    return [size // split for size, split in zip(spec.sizes, spec.splits)]
+
+
+def _coordinates(spec: OpSpec, arg: ArgSpec) -> dict[str, Any]:
+    """``coordinates_.coordInfo``: how each label folds over cores and elements."""
+    per_core = dict(zip(spec.labels, _per_core(spec)))
+    splits = dict(zip(spec.labels, spec.splits))
+    info = {}
+    for label, scale in zip(arg.layout_labels, arg.scale):
+        stick = label == arg.stick_label
+        n, eps = per_core[label], arg.stick_size
+        flat = label in arg.broadcast
+        if scale == -2:
+            core_alpha, inner = eps, [(_affine(eps), _fold(1, "elem_arr_1")), (_affine(0), _fold(eps, "elem_arr_0"))]
+        elif scale == -1:
+            core_alpha, inner = 0, [(_affine(0), _fold(1, "elem_arr_0"))]
+        elif stick:
+            core_alpha = 0 if flat else n
+            inner = [(_affine(0 if flat else eps), _fold(max(n // eps, 1), "elem_arr_1")),
+                     (_affine(0 if flat else 1), _fold(eps, "elem_arr_0"))]
+        else:
+            core_alpha, inner = n, [(_affine(1), _fold(n, "elem_arr_0"))]
+        folds = [(_affine(core_alpha), _fold(splits[label], "core_fold")),
+                 (_affine(0), _fold(1, "corelet_fold")), (_affine(0), _fold(1, "row_fold")), *inner]
+        info[label] = {"spatial": 3, "temporal": 0, "elemArr": 2 if stick else 1, "padding": "nopad",
+                       "folds": {"dim_prop_func": [f for f, _ in folds], "dim_prop_attr": [a for _, a in folds]}}
+    return info
+
+
+def _allocate(spec: OpSpec, index: int, arg: ArgSpec) -> dict[str, Any]:
+    cores = spec.num_cores
+    node: dict[str, Any] = {"nodeType_": "allocate", "name_": f"allocate-{arg.name}_{arg.memory}",
+                            "prev_": "", "ldsIdx_": index, "component_": arg.memory}
+    if arg.memory == "hbm":
+        node["isStartAddrSymbolic_"] = 1
+        starts = [str(s) for s in arg.symbols]
+    else:
+        starts = [str(o) for o in arg.core_offsets]
+    node["layoutDimOrder_"] = list(arg.layout_labels)
+    node["maxDimSizes_"] = [-1] * len(arg.layout_labels)
+    node["indirectAllocType_"] = "no_indirection"
+    node["startAddressCoreCorelet_"] = {
+        "dim_prop_func": [{"Map": {}}, {"Const": {}}, {"Const": {}}],
+        "dim_prop_attr": [_fold(cores, "core"), _fold(1, "corelet"), _fold(1, "time")],
+        "data_": {f"[{c}, 0, 0]": starts[c] for c in range(cores)}}
+    if arg.back_gap:
+        node["backGapCore_"] = {label: {"-1": str(gap)} for label, gap in arg.back_gap.items()}
+    node["coordinates_"] = {"coordInfo": _coordinates(spec, arg), "coreIdToWkSlice_": {}}
+    return node
+
+
+def _labeled_ds(index: int, arg: ArgSpec) -> dict[str, Any]:
+    memory = {"hbm": {"isPresent": 1}, "lx": {"isPresent": 1}} if arg.memory == "hbm" else {"lx": {"isPresent": 1}}
+    return {"ldsIdx_": index, "dsName_": arg.name, "dsType_": arg.ds_type, "scale_": list(arg.scale),
+            "wordLength": arg.word_length, "dataFormat_": arg.data_format, "memOrg_": memory}
+
+
+def _constants(spec: OpSpec, data_format: str) -> tuple[dict[str, Any] | str, int]:
+    """``constantInfo_`` and the masking constant's id (-1 when none)."""
+    entries: list[tuple[str, float]] = []
+    if spec.mask:
+        entries.append(("samv-maskvalue", float(spec.mask["value"])))
+    entries.extend(spec.consts.items())
+    if not entries:
+        return "{}", -1
+    info = {}
+    for i, (name, value) in enumerate(entries):
+        info[str(i)] = {"dataFormat_": data_format, "name_": name, "data_": {
+            "dim_prop_func": [{"Const": {}}, {"Const": {}}, {"Map": {}}],
+            "dim_prop_attr": [_fold(spec.num_cores, "core"), _fold(1, "corelet"), _fold(1, "time")],
+            "data_": {"[0, 0, 0]": [encode_scalar(value, data_format)]}}}
+    return info, 0 if spec.mask else -1
+
+
+def _primary_ds_info(spec: OpSpec) -> dict[str, Any]:
+    info: dict[str, Any] = {}
+    for arg in sorted(spec.args, key=lambda a: ("OUTPUT", "KERNEL", "INPUT", "KERNEL_IDX").index(a.ds_type)
+                      if spec.kind != "matmul" else ("INPUT", "KERNEL", "OUTPUT").index(a.ds_type)):
+        info.setdefault(arg.ds_type, {"layoutDimOrder_": list(arg.layout_labels),
+                                      "stickDimOrder_": [arg.stick_label], "stickSize_": [arg.stick_size]})
+    return info
+
+
+def sdsc_json(spec: OpSpec, index: int) -> dict[str, Any]:
+    """The SDSC document of ``spec``, the ``index``-th op of its bundle."""
+    cores = spec.num_cores
+    out_format = spec.args[-1].data_format
+    constants, mask_id = _constants(spec, out_format)
+    inputs = [f"{a.name}-idx{i}" for i, a in enumerate(spec.args) if a.role == "input"]
+    outputs = [f"{a.name}-idx{i}" for i, a in enumerate(spec.args) if a.role == "output"]
+    if spec.kind == "reduction":
+        inputs += outputs
+    masking = {spec.mask["label"]: [[spec.mask["valid"], spec.mask["pad"]]]} if spec.mask else {}
+    dsc = {
+        "numCoresUsed_": cores,
+        "numCoreletsUsed_": 1,
+        "coreIdsUsed_": list(range(cores)),
+        "N_": _dims("n", spec, list(spec.sizes)),
+        "coordinateMasking_": masking,
+        "maskingConstId_": mask_id,
+        "dataStageParam_": {"0": {"ss_": _dims("core", spec, _per_core(spec)),
+                                  "el_": _dims("core", spec, _per_core(spec))}},
+        "primaryDsInfo_": _primary_ds_info(spec),
+        "scheduleTree_": [_allocate(spec, i, a) for i, a in enumerate(spec.args)],
+        "labeledDs_": [_labeled_ds(i, a) for i, a in enumerate(spec.args)],
+        "constantInfo_": constants,
+        "computeOp_": [{"exUnit": spec.ex_unit, "opFuncName": spec.sdsc_op,
+                        "attributes_": {"dataFormat_": out_format, "fidelity_": "regular"},
+                        "location": "Inner", "inputLabeledDs": inputs, "outputLabeledDs": outputs}],
+    }
+    one = _fold(1, "time")
+    super_dsc = {
+        "sdscFoldProps_": [one],
+        "sdscFolds_": {"dim_prop_func": [_affine(1)], "dim_prop_attr": [one], "data_": {"[0]": "0"}},
+        "coreFoldProp_": _fold(cores, "core"),
+        "coreletFoldProp_": _fold(1, "corelet"),
+        "numCoresUsed_": cores,
+        "coreIdToDsc_": {str(c): 0 for c in range(cores)},
+        "numWkSlicesPerDim_": dict(zip(spec.labels, spec.splits)),
+        "coreIdToWkSlice_": {str(c): s for c, s in enumerate(core_slices(spec))},
+        "coreIdToDscSchedule": {str(c): [[-1, 0, 0, 0]] for c in range(cores)},
+        "dscs_": [{spec.sdsc_op: dsc}],
+    }
+    return {f"{index}_{spec.sdsc_op}": super_dsc}
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """Deterministic JSON text of an SDSC document."""
+    return json.dumps(document, indent=2) + "\n"

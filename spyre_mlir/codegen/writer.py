@@ -1,0 +1,101 @@
+# The writer (DESIGN §4 stage 8): the lowered bundle module -> an output
+# directory of DIR/bundle.mlir, DIR/sdsc_<n>.json and DIR/manifest.json, written
+# atomically (a temporary directory beside DIR, then a rename).  Reads the
+# @sdsc_bundle function (its sdsc_execute OpSpecs and kernel-argument
+# attributes); writes files.  The only stage that touches the file system.
+"""Writing a compiled output directory.
+
+:func:`bundle_files` renders every file in memory (deterministic bytes);
+:func:`write_output` puts them in place: an existing non-empty directory is an
+error unless ``force``; a failure leaves DIR as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+
+from spyre_mlir.codegen.bundle_text import bundle_func, print_bundle
+from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
+from spyre_mlir.codegen.sdsc import dumps, sdsc_json
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
+from spyre_mlir.manifest import KernelArg, Manifest, tensor_arg
+
+
+def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
+    d = attr.data
+
+    def value(key: str):
+        a = d[key]
+        if isinstance(a, IntegerAttr):
+            return a.value.data
+        if isinstance(a, StringAttr):
+            return a.data
+        assert isinstance(a, ArrayAttr)
+        return [x.value.data for x in a.data]
+
+    if value("role") == "pool":
+        return KernelArg(value("index"), "pool", value("name"), value("nbytes"))
+    return tensor_arg(value("index"), value("role"), value("name"), value("shape"), value("dtype"),
+                      value("device_size"), value("dim_order"), value("data_format"), value("nbytes"))
+
+
+def bundle_files(module: ModuleOp) -> dict[str, str]:
+    """File name -> text of every file of the output directory."""
+    bundle = bundle_func(module)
+    files: dict[str, str] = {}
+    names = []
+    for op in bundle.walk():
+        if not isinstance(op, SdscExecuteOp):
+            continue
+        if OP_SPEC_ATTR not in op.attributes:
+            raise SpyreError("sdscbundle.sdsc_execute has no op_spec to write", op=op)
+        name = op.sdsc_filename.data
+        index = int(name.removeprefix("sdsc_").removesuffix(".json"))
+        files[name] = dumps(sdsc_json(OpSpec.from_attr(op.attributes[OP_SPEC_ATTR]), index))
+        names.append(name)
+    kernel_args = bundle.attributes.get("spyre.kernel_args")
+    cores = bundle.attributes.get("spyre.cores")
+    if not isinstance(kernel_args, ArrayAttr) or not isinstance(cores, IntegerAttr):
+        raise SpyreError("@sdsc_bundle lacks spyre.kernel_args / spyre.cores", op=bundle)
+    manifest = Manifest(args=tuple(_kernel_arg(a) for a in kernel_args.data), sdsc_files=tuple(names),
+                        cores=cores.value.data)
+    files["bundle.mlir"] = print_bundle(module)
+    files["manifest.json"] = manifest.to_json()
+    return files
+
+
+def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Write the output directory of a lowered module; returns its path."""
+    target = Path(directory)
+    if target.exists() and not target.is_dir():
+        raise SpyreError(f"output path '{target}' exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise SpyreError(f"output directory '{target}' is not empty (use --force to replace it)")
+    files = bundle_files(module)
+    parent = target.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    except OSError as e:
+        raise SpyreError(f"cannot write the output directory '{target}': {e.strerror}") from None
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text)
+        os.chmod(staging, 0o755)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
+            os.rename(target, old / "d")
+            os.rename(staging, target)
+            shutil.rmtree(old)
+        else:
+            os.rename(staging, target)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise SpyreError(f"cannot write the output directory '{target}': {e.strerror}") from None
+    return target

@@ -1,0 +1,163 @@
+# The named pipeline `spyre-compile` and the in-process compile driver: import
+# (model file, .pt2, or .mlir) -> the registered stages in order -> the writer,
+# one process, no printing or parsing between passes.  Reads models / .mlir;
+# writes an output directory through spyre_mlir.codegen.writer.
+"""The compile pipeline.
+
+:data:`COMPILE_STAGES` is the one source of truth for the order of the stages
+of ``spyre-compile`` (DESIGN §4); a later issue inserts its pass at its place
+(``spyre-coarse-tile`` before work division, ``spyre-plan-memory`` after it).
+Every listed stage must be registered in ``SPYRE_PASSES``.
+
+* :class:`SpyreCompilePass` (``spyre-opt -p 'spyre-compile{cores=4}'``) runs the stages;
+* :func:`compile_module` runs them on a module and writes the output directory;
+* :func:`compile` (``spyre_mlir.compile``) exports a torch program and compiles it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.mlir_text import make_context, parse_module, verify_located
+
+COMPILE_STAGES: tuple[str, ...] = (
+    "spyre-propagate-named-dims",
+    "spyre-stickify",
+    "spyre-fold-views",
+    "spyre-work-division",
+    "spyre-lower-to-bundle",
+)
+"""The passes of ``spyre-compile``, in order."""
+
+
+def compile_stages(cores: int) -> list[ModulePass]:
+    """The stage passes, each given ``cores`` when it takes that option."""
+    from spyre_mlir.passes import SPYRE_PASSES
+
+    passes = []
+    for name in COMPILE_STAGES:
+        if name not in SPYRE_PASSES:
+            raise SpyreError(f"pipeline stage '{name}' is not a registered pass")
+        cls = SPYRE_PASSES[name]()
+        takes_cores = any(f.name == "cores" for f in dataclasses.fields(cls))
+        passes.append(cls(cores=cores) if takes_cores else cls())
+    return passes
+
+
+@dataclass(frozen=True)
+class SpyreCompilePass(ModulePass):
+    """The whole pipeline: named dims, ..., work division, lowering to the SDSC bundle."""
+
+    name = "spyre-compile"
+
+    cores: int = 32
+    """Cores of the target, 1..32."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for stage in compile_stages(SpyreConfig(cores=self.cores).cores):
+            stage.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Options of one compile."""
+
+    cores: int = 32
+    """Cores of the target, 1..32."""
+    force: bool = False
+    """Replace a non-empty output directory."""
+    print_ir_after_all: bool = False
+    """Print the module after every stage (to ``log``)."""
+    time_passes: bool = False
+    """Report the wall time of every stage (to ``log``)."""
+    verify_each: bool = False
+    """Verify after every stage, not only at the end."""
+
+
+def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr) -> None:
+    """Run the pipeline stages on ``module`` in place; verify at the end (or after each)."""
+    ctx = make_context()
+    timings = []
+    for stage in compile_stages(SpyreConfig(cores=options.cores).cores):
+        start = time.perf_counter()
+        stage.apply(ctx, module)
+        timings.append((stage.name, time.perf_counter() - start))
+        if options.verify_each:
+            verify_located(module)
+        if options.print_ir_after_all:
+            log.write(f"// -----// IR Dump After {stage.name} //----- //\n")
+            Printer(stream=log).print_op(module)
+            log.write("\n")
+    verify_located(module)
+    if options.time_passes:
+        total = sum(t for _, t in timings)
+        log.write("===-- spyre-compile pass timing --===\n")
+        for name, seconds in timings:
+            log.write(f"  {seconds:9.4f} s  {name}\n")
+        log.write(f"  {total:9.4f} s  total\n")
+
+
+def load_source(source: str) -> ModuleOp:
+    """The module of ``model.py:factory``, ``program.pt2`` or ``in.mlir``."""
+    if source.endswith(".mlir"):
+        try:
+            text = Path(source).read_text()
+        except OSError as e:
+            raise SpyreError(f"cannot read '{source}': {e.strerror}") from None
+        return parse_module(make_context(), text, source)
+    from spyre_mlir.importer import import_program, load_program
+
+    return import_program(load_program(source))
+
+
+def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: CompileOptions,
+                   log: TextIO = sys.stderr) -> Path:
+    """Run the pipeline on ``module`` and write ``out_dir``."""
+    from spyre_mlir.codegen.writer import write_output
+
+    run_stages(module, options, log)
+    return write_output(module, out_dir, force=options.force)
+
+
+@dataclass(frozen=True)
+class CompiledProgram:
+    """A compiled output directory; ``run`` executes it on the reference interpreter."""
+
+    directory: Path
+
+    def run(self, *tensors: Any) -> Any:
+        """Outputs of the program for ``tensors`` (numpy arrays or torch tensors)."""
+        from spyre_mlir.interpreter import run
+
+        outputs, _stats = run(self.directory, list(tensors))
+        return outputs
+
+
+def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int = 32,
+            out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
+    """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
+
+    The output goes to ``out_dir`` (which must not be a non-empty directory), or
+    to a fresh temporary directory.
+    """
+    from spyre_mlir.importer import export_model, import_program
+
+    module = import_program(export_model(fn_or_module, example_inputs))
+    target = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="spyre-")) / "out"
+    return CompiledProgram(compile_module(module, target, CompileOptions(cores=cores), log=io.StringIO()))

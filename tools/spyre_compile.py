@@ -1,0 +1,82 @@
+# spyre-compile: the whole pipeline in one process.  Reads a model file
+# (`model.py:factory`), a `.pt2` archive or a `.mlir` module; writes the output
+# directory (bundle.mlir, sdsc_<n>.json, manifest.json).  Errors are one line on
+# stderr and exit code 1; nothing is half-written.
+"""``spyre-compile``: compile a PyTorch program (or spyre IR) for Spyre.
+
+::
+
+    spyre-compile examples/add_mul_nested.py:build -o out/
+    spyre-compile model.mlir -o out/ --cores 4 --force --time-passes
+
+The stages are :data:`spyre_mlir.pipeline.COMPILE_STAGES`.  ``--debug`` (or
+``SPYRE_TRACEBACK=1``) shows the traceback of any error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+from xdsl.utils.exceptions import DiagnosticException
+
+from spyre_mlir.diagnostics import SpyreError, print_spyre_warnings
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="spyre-compile", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("source", help="model.py:factory, program.pt2 or in.mlir")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--cores", type=int, default=32, help="cores of the target, 1..32 (default: 32)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every stage (stderr)")
+    p.add_argument("--time-passes", action="store_true", help="report the time of every stage (stderr)")
+    p.add_argument("--verify-each", action="store_true", help="verify after every stage")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from spyre_mlir.pipeline import CompileOptions, compile_module, load_source
+
+    options = CompileOptions(cores=args.cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
+                             time_passes=args.time_passes, verify_each=args.verify_each)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        module = load_source(args.source)
+    compile_module(module, args.output, options)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run spyre-compile; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    print_spyre_warnings()
+    debug = args.debug or bool(os.environ.get("SPYRE_TRACEBACK"))
+    source = os.path.basename(args.source.rpartition(":")[0] if args.source.count(":") else args.source)
+    try:
+        return run(args)
+    except SpyreError as e:
+        if debug:
+            raise
+        print(e.format(source), file=sys.stderr)
+        return 1
+    except (DiagnosticException, OSError) as e:
+        if debug:
+            raise
+        print(f"spyre-compile: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if debug:
+            raise
+        print(f"spyre-compile: internal error: {type(e).__name__}: {e} (use --debug for the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
