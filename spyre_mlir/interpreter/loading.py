@@ -1,0 +1,96 @@
+# Loading a compiled output directory for the interpreter: manifest.json, the
+# bundle function of bundle.mlir (parsed with our dialects) and every SDSC file
+# it runs, each confined to the directory and checked.  Reads DIR/*; writes
+# nothing.  Uses no compiler pass, importer or codegen object.
+"""A compiled output directory, loaded and checked."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from spyre_mlir.diagnostics import SpyreError, op_location
+from spyre_mlir.dialects.sdscbundle import InputArgType, SdscExecuteOp
+from spyre_mlir.interpreter.schema import SchemaValidator
+from spyre_mlir.interpreter.sdsc import SdscSpec, parse_sdsc
+from spyre_mlir.manifest import Manifest, read_manifest
+from spyre_mlir.mlir_text import make_context, parse_module
+
+
+@dataclass(frozen=True)
+class OutputDir:
+    """The files of one output directory, parsed."""
+
+    path: Path
+    manifest: Manifest
+    module: ModuleOp
+    function: func.FuncOp
+    specs: dict[str, SdscSpec]
+    """Every SDSC file an ``sdsc_execute`` names, by ``sdsc_filename``."""
+
+
+def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None) -> OutputDir:
+    """Load and check ``directory``; every problem is a :class:`SpyreError` naming the file."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise SpyreError(f"no such output directory '{directory}'")
+    manifest = read_manifest(root)
+    bundle_path = _confined(root, manifest.bundle, "manifest.json 'bundle'", str(root / "manifest.json"))
+    try:
+        text = bundle_path.read_text()
+    except OSError as e:
+        raise SpyreError(f"cannot read the bundle: {e.strerror}", loc=str(bundle_path)) from None
+    module = parse_module(make_context(), text, str(bundle_path))
+    function = _bundle_function(module, manifest, str(bundle_path))
+    specs: dict[str, SdscSpec] = {}
+    for op in function.walk():
+        if isinstance(op, SdscExecuteOp) and op.sdsc_filename.data not in specs:
+            name = op.sdsc_filename.data
+            where = op_location(op) or str(bundle_path)
+            path = _confined(root, name, "sdsc_filename", where)
+            if name not in manifest.sdsc_files:
+                raise SpyreError(f"sdsc_filename \"{name}\" is not listed in manifest.json 'sdsc_files'", loc=where)
+            specs[name] = _load_sdsc(path, name, schema)
+    return OutputDir(root, manifest, module, function, specs)
+
+
+def _confined(root: Path, name: str, what: str, where: str) -> Path:
+    """``root/name``, refusing names that resolve outside ``root``."""
+    path = (root / name).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise SpyreError(f"{what} \"{name}\" resolves outside the output directory", loc=where)
+    return path
+
+
+def _bundle_function(module: ModuleOp, manifest: Manifest, where: str) -> func.FuncOp:
+    found = [op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == manifest.function]
+    if not found:
+        raise SpyreError(f"no function @{manifest.function} (manifest.json 'function')", loc=where)
+    function = found[0]
+    inputs = function.function_type.inputs.data
+    if len(inputs) != len(manifest.args):
+        raise SpyreError(f"@{manifest.function} takes {len(inputs)} arguments, manifest.json describes "
+                         f"{len(manifest.args)}", loc=op_location(function) or where)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, InputArgType):
+            raise SpyreError(f"argument {i} of @{manifest.function} has type {t}, expected "
+                             "!sdscbundle.input_arg<index>", loc=op_location(function) or where)
+    return function
+
+
+def _load_sdsc(path: Path, name: str, schema: SchemaValidator | None) -> SdscSpec:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SpyreError(f"cannot read the SDSC file: {e.strerror}", loc=name) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpyreError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}", loc=name) from None
+    if schema is not None:
+        schema.validate(doc, name)
+    return parse_sdsc(doc, name)

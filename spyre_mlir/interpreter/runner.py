@@ -1,0 +1,80 @@
+# The interpreter's driver: load an output directory, stage host inputs into
+# simulated HBM, trace the bundle's control flow, execute every sdsc_execute
+# in order and read the outputs back.  Reads DIR/* and host arrays; returns
+# host arrays and statistics.
+"""``run(directory, inputs)``: execute a compiled output directory."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.interpreter.control import trace_bundle
+from spyre_mlir.interpreter.device import Device
+from spyre_mlir.interpreter.execute import SdscExecutor
+from spyre_mlir.interpreter.loading import OutputDir, load_output_dir
+from spyre_mlir.interpreter.schema import load_schema
+from spyre_mlir.interpreter.stats import OpStats, RunStats
+from spyre_mlir.manifest import Manifest
+
+
+def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
+        schema: str | os.PathLike[str] | None = None) -> tuple[dict[str, np.ndarray], RunStats]:
+    """Execute ``directory`` on the simulated Spyre.
+
+    ``inputs`` maps the manifest's input names to arrays (numpy or torch), or
+    lists them in the manifest's input order.  ``schema`` is the path of
+    ``sdscbundle-schema.json`` (default ``$SPYRE_SDSC_SCHEMA``; without one
+    only structural checks run).  Returns the outputs by manifest name and
+    the run's statistics; every problem is a :class:`SpyreError`.
+    """
+    loaded = load_output_dir(directory, load_schema(schema))
+    return execute(loaded, host_inputs(loaded.manifest, inputs))
+
+
+def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], RunStats]:
+    """Run an already loaded directory on checked host inputs."""
+    manifest = loaded.manifest
+    device = Device(manifest.args, SpyreConfig(cores=manifest.cores))
+    for arg in manifest.inputs:
+        device.stage(arg, inputs[arg.name])
+    trace = trace_bundle(loaded.function, device.arguments)
+    executors: dict[str, SdscExecutor] = {}
+    for name, spec in loaded.specs.items():
+        executors[name] = SdscExecutor(spec, device, OpStats(name, spec.op_name))
+    for index, execution in enumerate(trace):
+        executors[execution.op.sdsc_filename.data].run(execution, index)
+    stats = RunStats([e.stats for e in executors.values()], manifest.cores)
+    return {arg.name: device.read_back(arg) for arg in manifest.outputs}, stats
+
+
+def host_inputs(manifest: Manifest, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
+    """``inputs`` as numpy arrays keyed by manifest input name, checked for completeness."""
+    names = [a.name for a in manifest.inputs]
+    if isinstance(inputs, Mapping):
+        missing = [n for n in names if n not in inputs]
+        extra = [n for n in inputs if n not in names]
+        if missing or extra:
+            raise SpyreError(f"inputs do not match the manifest: missing {missing}, unexpected {extra} "
+                             f"(expected {names})")
+        return {n: as_numpy(inputs[n]) for n in names}
+    values = list(inputs)
+    if len(values) != len(names):
+        raise SpyreError(f"expected {len(names)} inputs ({', '.join(names)}), got {len(values)}")
+    return {n: as_numpy(v) for n, v in zip(names, values)}
+
+
+def as_numpy(value: Any) -> np.ndarray:
+    """A numpy array from a numpy array, torch tensor (bfloat16 as float32) or nested list."""
+    if type(value).__module__.startswith("torch"):
+        tensor = value.detach().cpu()
+        if str(tensor.dtype) == "torch.bfloat16":
+            tensor = tensor.float()
+        return tensor.numpy()
+    return np.asarray(value)

@@ -1,0 +1,164 @@
+"""The reference interpreter on torch-spyre's real emitter output (reference bundle and single-op SDSC files)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR
+from test_interpreter_support import (
+    REFERENCE, SCHEMA, SEED_SHAPE, HostTensor, edit_json, needs_reference, reference_bundle_dir,
+    single_op_dir)
+
+pytestmark = needs_reference
+FP16 = tolerance_for("float16")
+MIB = 1 << 20
+
+
+def _normal(rng, shape):
+    return rng.standard_normal(shape).astype(np.float16)
+
+
+def _close(got, ref):
+    compare("out", got, np.asarray(ref, np.float32).astype(got.dtype), FP16)
+
+
+def test_reference_bundle_computes_add_then_mul(tmp_path):
+    rng = np.random.default_rng(1)
+    a, b, c = (_normal(rng, SEED_SHAPE) for _ in range(3))
+    outputs, _ = run(reference_bundle_dir(tmp_path), {"a": a, "b": b, "c": c}, schema=SCHEMA)
+    y = (a.astype(np.float32) + b).astype(np.float16)  # y is stored in fp16 (LX), as eager does
+    _close(outputs["z"], y.astype(np.float32) * c)
+    assert outputs["z"].dtype == np.float16 and list(outputs["z"].shape) == SEED_SHAPE
+
+
+def test_reference_bundle_stats_hbm_traffic_and_lx(tmp_path):
+    rng = np.random.default_rng(2)
+    _, stats = run(reference_bundle_dir(tmp_path), [_normal(rng, SEED_SHAPE) for _ in range(3)])
+    d = stats.as_dict()
+    assert d["hbm_bytes_read"] == 3 * 8 * MIB and d["hbm_bytes_written"] == 8 * MIB  # a, b, c once; z once
+    assert d["lx_bytes_written"] == d["lx_bytes_read"] == 8 * MIB  # y only in LX
+    assert d["sdsc_executions"] == 16 and d["cores_used"] == 32
+    assert d["lx_peak_bytes"] == 16 * 1024 * 2 and d["lx_peak_bytes_per_core"] == [32768] * 32
+    add, mul = d["ops"]
+    assert (add["op"], add["executions"], add["hbm_bytes_written"]) == ("add", 8, 0)
+    assert (mul["op"], mul["lx_bytes_read"], mul["hbm_bytes_written"]) == ("mul", 8 * MIB, 8 * MIB)
+    assert "total" in stats.table()
+
+
+def test_add_100x150_on_4_cores_with_stick_padding(tmp_path):
+    shape = (100, 150)
+    out = single_op_dir(tmp_path, REFERENCE / "sdsc" / "add_100x150_fp16_4cores.json", [
+        HostTensor("x", "input", shape, ("mb", "out")), HostTensor("y", "input", shape, ("mb", "out")),
+        HostTensor("z", "output", shape, ("mb", "out"))])
+    rng = np.random.default_rng(3)
+    x, y = _normal(rng, shape), _normal(rng, shape)
+    outputs, stats = run(out, {"x": x, "y": y}, schema=SCHEMA)
+    _close(outputs["z"], x.astype(np.float32) + y)
+    assert stats.as_dict()["hbm_bytes_read"] == 2 * 3 * 100 * 128  # padded sticks are read too
+
+
+def test_sum_over_the_stick_dim_masks_padding_and_writes_sparse_sticks(tmp_path):
+    out = single_op_dir(tmp_path, REFERENCE / "sdsc" / "sum_lastdim_256x150_fp16.json", [
+        HostTensor("x", "input", (256, 150), ("mb", "out")),
+        HostTensor("s", "output", (256, 1), ("mb", "out"))])
+    rng = np.random.default_rng(4)
+    x = _normal(rng, (256, 150))
+    outputs, _ = run(out, {"x": x}, schema=SCHEMA)
+    _close(outputs["s"], x.astype(np.float32).sum(axis=1, keepdims=True))
+
+
+def test_sum_mask_is_what_hides_the_padding(tmp_path):
+    out = single_op_dir(tmp_path, REFERENCE / "sdsc" / "sum_lastdim_256x150_fp16.json", [
+        HostTensor("x", "input", (256, 150), ("mb", "out")),
+        HostTensor("s", "output", (256, 1), ("mb", "out"))])
+    edit_json(out / "op.json", lambda dsc, top: dsc.update(coordinateMasking_={"out": [[100, 92]]}))
+    x = np.ones((256, 150), np.float16)
+    outputs, _ = run(out, {"x": x})
+    assert (outputs["s"] == 100).all()
+
+
+def test_matmul_m2_k4_combines_partial_sums_of_a_k_cohort(tmp_path):
+    out = single_op_dir(tmp_path, REFERENCE / "sdsc" / "matmul_128x256x64_M2_K4.json", [
+        HostTensor("a", "input", (128, 256), ("mb", "in")),
+        HostTensor("b", "input", (256, 64), ("in", "out")),
+        HostTensor("c", "output", (128, 64), ("mb", "out"))])
+    rng = np.random.default_rng(5)
+    a, b = _normal(rng, (128, 256)), _normal(rng, (256, 64))
+    outputs, stats = run(out, [a, b], schema=SCHEMA)
+    _close(outputs["c"], a.astype(np.float32) @ b.astype(np.float32))
+    d = stats.as_dict()
+    assert d["hbm_bytes_written"] == 128 * 64 * 2  # each K cohort's combined slice is written once
+    assert d["cores_used"] == 8
+
+
+def test_inputs_by_sequence_and_mapping_must_match_the_manifest(tmp_path):
+    out = reference_bundle_dir(tmp_path)
+    with pytest.raises(SpyreError, match=r"missing \['c'\], unexpected \['d'\]"):
+        run(out, {"a": 0, "b": 0, "d": 0})
+    with pytest.raises(SpyreError, match="expected 3 inputs"):
+        run(out, [np.zeros(SEED_SHAPE, np.float16)])
+    with pytest.raises(SpyreError, match=r"input 'a': host array has shape \[2, 2\]"):
+        run(out, [np.zeros((2, 2), np.float16)] * 3)
+
+
+def test_torch_tensors_are_accepted(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    a, b, c = (torch.randn(*SEED_SHAPE, dtype=torch.float16) for _ in range(3))
+    outputs, _ = run(reference_bundle_dir(tmp_path), [a, b, c])
+    np.testing.assert_array_equal(outputs["z"], ((a + b) * c).numpy())  # bit-exact with eager fp16
+
+
+def test_schema_comes_from_the_environment_and_catches_violations(tmp_path, monkeypatch):
+    out = reference_bundle_dir(tmp_path)
+    edit_json(out / "sdsc_0.json", lambda dsc, top: top.update(numCoresUsed_=0))
+    monkeypatch.setenv(SCHEMA_ENV_VAR, str(SCHEMA))
+    with pytest.raises(SpyreError, match="schema violation at 0_add.numCoresUsed_") as e:
+        run(out, [np.zeros(SEED_SHAPE, np.float16)] * 3)
+    assert e.value.location() == "sdsc_0.json"
+
+
+def test_schema_accepts_the_data_formats_real_files_use(tmp_path):
+    out = reference_bundle_dir(tmp_path)
+    edit_json(out / "sdsc_0.json", lambda dsc, top: dsc["labeledDs_"][0].update(dataFormat_="IEEE_FP32"))
+    with pytest.raises(SpyreError, match=r"wordLength: 2 does not match IEEE_FP32 \(4 bytes\)") as e:
+        run(out, [np.zeros(SEED_SHAPE, np.float16)] * 3, schema=SCHEMA)  # passes the schema, fails structure
+    edit_json(out / "sdsc_0.json", lambda dsc, top: dsc["labeledDs_"][0].update(dataFormat_="FP64"))
+    with pytest.raises(SpyreError, match="schema violation at 0_add.dscs_.0.add.labeledDs_.0.dataFormat_"):
+        run(out, [np.zeros(SEED_SHAPE, np.float16)] * 3, schema=SCHEMA)
+    assert e.value.location() == "sdsc_0.json"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda dsc, top: dsc.pop("N_"), r"0_add.dscs_\[0\].add: missing 'N_'"),
+    (lambda dsc, top: top["coreIdToWkSlice_"].pop("7"), "coreIdToWkSlice_: missing '7'"),
+    (lambda dsc, top: top["numWkSlicesPerDim_"].update(mb=16), "16 slices of ss_ 16 do not make N_ 512"),
+    (lambda dsc, top: dsc["computeOp_"][0].update(opFuncName="frobnicate"), "unknown op func 'frobnicate'"),
+    (lambda dsc, top: dsc["computeOp_"][0].update(inputLabeledDs=["Tensor0-idx0", "Tensor9-idx9"]),
+     "'Tensor9-idx9' names no labeled tensor"),
+    (lambda dsc, top: dsc["labeledDs_"][1].update(scale_=[1]), "1 entries for 2 dims"),
+])
+def test_structural_checks_name_the_file_and_field(tmp_path, edit, message):
+    out = reference_bundle_dir(tmp_path)
+    edit_json(out / "sdsc_0.json", edit)
+    with pytest.raises(SpyreError, match=message) as e:
+        run(out, [np.zeros(SEED_SHAPE, np.float16)] * 3)
+    assert e.value.location() == "sdsc_0.json"
+
+
+
+def test_the_interpreter_imports_no_compiler_pass_importer_or_codegen(tmp_path):
+    import subprocess
+    import sys
+
+    out = reference_bundle_dir(tmp_path)
+    code = ("import sys, numpy as np\nfrom spyre_mlir.interpreter import run\n"
+            f"run({str(out)!r}, [np.zeros({SEED_SHAPE}, np.float16)] * 3)\n"
+            "print([m for m in sys.modules if m.startswith(('spyre_mlir.passes', 'spyre_mlir.codegen', "
+            "'spyre_mlir.importer', 'torch'))])")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

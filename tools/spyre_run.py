@@ -1,0 +1,174 @@
+# spyre-run: execute a compiled output directory (bundle.mlir + SDSC JSON +
+# manifest.json) on the reference interpreter, optionally checking the outputs
+# against PyTorch eager.  Reads DIR, an inputs .npz or a model factory; writes
+# an outputs .npz, a stats table (stdout) and stats JSON.  Errors are one line
+# on stderr with exit code 1.
+"""``spyre-run``: run a compiled directory on the simulated Spyre.
+
+::
+
+    spyre-run out/ --inputs in.npz --outputs out.npz --stats
+    spyre-run out/ --check examples/add_mul_nested.py:build --stats-json stats.json
+
+Inputs come from ``--inputs`` (an .npz keyed by the manifest's input names),
+else from ``--check``'s factory example inputs, else seeded random normal
+tensors (``--seed``).  ``SPYRE_TRACEBACK=1`` shows the traceback of an internal
+error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.interpreter.compare import compare, tolerance_for
+from spyre_mlir.interpreter.loading import load_output_dir
+from spyre_mlir.interpreter.runner import as_numpy, execute, host_inputs
+from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR, load_schema
+from spyre_mlir.manifest import Manifest
+
+_EPILOG = """\
+--check compares every output with PyTorch eager: an element passes when
+|interpreter - eager| <= atol + rtol * |eager|, with rtol = atol = 1e-2 for
+float16/bfloat16, rtol = 1e-4 and atol = 1e-5 for float32, exact for int8.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="spyre-run", description="Run a compiled spyre-mlir output directory "
+                                "on the reference interpreter.", epilog=_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("directory", help="output directory (bundle.mlir, sdsc_*.json, manifest.json)")
+    p.add_argument("--inputs", metavar="IN.npz", help="input arrays keyed by the manifest's input names")
+    p.add_argument("--outputs", metavar="OUT.npz", help="write the outputs, keyed by the manifest's output names")
+    p.add_argument("--check", metavar="MODEL.py:FACTORY",
+                   help="compare with the factory's model run eagerly in PyTorch (see tolerance below)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random normal inputs (default 0)")
+    p.add_argument("--schema", metavar="SCHEMA.json",
+                   help=f"validate SDSC files against this sdscbundle schema (default ${SCHEMA_ENV_VAR})")
+    p.add_argument("--stats", action="store_true", help="print the statistics table")
+    p.add_argument("--stats-json", metavar="FILE", help="write the statistics as JSON")
+    return p
+
+
+def _npz_inputs(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise SpyreError(f"cannot read the inputs: {e}", loc=path) from None
+
+
+def _random_inputs(manifest: Manifest, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = {}
+    for arg in manifest.inputs:
+        assert arg.shape is not None and arg.dtype is not None
+        values = rng.standard_normal(arg.shape)
+        out[arg.name] = values.astype(np.int8) if arg.dtype == "int8" else values.astype(
+            np.float32 if arg.dtype in ("float32", "bfloat16") else np.float16)
+    return out
+
+
+def _eager(spec: str, manifest: Manifest) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """The factory's example inputs (by manifest name) and its eager outputs."""
+    import torch
+
+    from spyre_mlir.importer.loader import load_factory
+
+    made = load_factory(spec)()
+    if isinstance(made, torch.export.ExportedProgram):
+        fn, example = made.module(), tuple(made.example_inputs[0])
+    elif isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
+        fn, example = made[0], tuple(made[1])
+    else:
+        raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
+                         f"(module_or_callable, example_inputs), got {type(made).__name__}")
+    user = [a for a in manifest.inputs if a.role == "input"]
+    if len(user) != len(example):
+        raise SpyreError(f"the manifest has {len(user)} graph inputs, factory '{spec}' gives "
+                         f"{len(example)} example inputs")
+    inputs = {a.name: as_numpy(t) for a, t in zip(user, example)}
+    state = dict(fn.state_dict()) if isinstance(fn, torch.nn.Module) else {}
+    for arg in manifest.inputs:
+        if arg.role != "input":
+            inputs[arg.name] = as_numpy(_state_entry(state, arg.name, spec))
+    with torch.no_grad():
+        result = fn(*example)
+    flat = list(result) if isinstance(result, (tuple, list)) else [result]
+    return inputs, [as_numpy(t) for t in flat]
+
+
+def _state_entry(state: dict[str, Any], name: str, spec: str) -> Any:
+    """A parameter or buffer by FQN or by torch.export placeholder name (``p_fc_weight``)."""
+    for key, value in state.items():
+        flat = key.replace(".", "_")
+        if name in (key, flat, f"p_{flat}", f"b_{flat}", f"c_{flat}"):
+            return value
+    raise SpyreError(f"factory '{spec}' has no parameter or buffer for input '{name}'")
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_output_dir(args.directory, load_schema(args.schema))
+    manifest = loaded.manifest
+    expected: list[np.ndarray] | None = None
+    if args.check:
+        example, expected = _eager(args.check, manifest)
+        if len(expected) != len(manifest.outputs):
+            raise SpyreError(f"the manifest has {len(manifest.outputs)} outputs, eager gives {len(expected)}")
+    if args.inputs:
+        inputs = _npz_inputs(args.inputs)
+    elif args.check:
+        inputs = example
+    else:
+        inputs = _random_inputs(manifest, args.seed)
+    outputs, stats = execute(loaded, host_inputs(manifest, inputs))
+    if expected is not None:
+        worst_abs = worst_rel = 0.0
+        for arg, ref in zip(manifest.outputs, expected):
+            assert arg.dtype is not None
+            result = compare(arg.name, outputs[arg.name], ref, tolerance_for(arg.dtype))
+            worst_abs, worst_rel = max(worst_abs, result.max_abs_err), max(worst_rel, result.max_rel_err)
+        stats.max_abs_err, stats.max_rel_err = worst_abs, worst_rel
+    if args.outputs:
+        np.savez(args.outputs, **outputs)
+    if args.stats:
+        print(stats.table())
+    if args.stats_json:
+        with open(args.stats_json, "w") as f:
+            json.dump(stats.as_dict(), f, indent=2, sort_keys=True)
+            f.write("\n")
+    if expected is not None:
+        print(f"spyre-run: {len(expected)} output(s) match PyTorch eager "
+              f"(max abs err {stats.max_abs_err:.3g}, max rel err {stats.max_rel_err:.3g})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run spyre-run; returns the process exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return run(args)
+    except SpyreError as e:
+        print(e.format(args.directory), file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"spyre-run: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("SPYRE_TRACEBACK"):
+            raise
+        print(f"spyre-run: internal error: {type(e).__name__}: {e} "
+              "(set SPYRE_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
