@@ -32,8 +32,12 @@ After::
     }
 
 Kernel arguments, in manifest order: the function's arguments (graph inputs,
-parameters, buffers), then its results (graph outputs), then the HBM pool when
-an intermediate lives there.  Storage of a compute op's result: its
+parameters, buffers), then its results (graph outputs), then one ``constant``
+per ``spyre.fill`` (in program order), then the HBM pool when an intermediate
+lives there.  The SDSC interface has no fill op: a fill is a kernel argument
+the runtime initialises (manifest role ``constant`` with its ``fill`` value,
+every device element including stick padding), read by its consumers like any
+HBM tensor; its ``placement`` (if memory planning chose LX) is not used.  Storage of a compute op's result: its
 ``placement`` (``<lx, off>``, ``<hbm, arg N>``, ``<hbm, pool off>``); without one,
 the output argument when the function returns it, else the HBM pool at the next
 128-byte aligned offset (a bump allocation, until memory planning decides).
@@ -52,8 +56,8 @@ e.g. ``affine_map<(d0, d1)[s0] -> (s0 + 65536*d0 + 2097152*d1)>``) through one
 ``affine.apply`` per (tensor, core) whose symbol is the per-core address, and
 mirrors each ``scf.for`` with constant bounds ``0 .. count`` step 1
 (``TensorAccess.window`` already carries constant window offsets; ``back_gap``
-is derived from the storage extent minus the per-tile size).  ``spyre.fill`` and
-``spyre.view`` must not reach this pass.
+is derived from the storage extent minus the per-tile size).  ``spyre.view``
+must not reach this pass.
 """
 
 from __future__ import annotations
@@ -66,11 +70,13 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, BlockArgument, OpResult, SSAValue
@@ -82,7 +88,7 @@ from spyre_mlir.codegen.build_spec import TensorAccess, build_op_spec
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
-from spyre_mlir.dialects.spyre import ComputeOp, PlacementAttr, tensor_layout
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, tensor_layout
 from spyre_mlir.hardware import SpyreConfig, round_up
 from spyre_mlir.layout import StickLayout
 
@@ -99,6 +105,8 @@ class KernelArgInfo:
     name: str
     nbytes: int
     layout: StickLayout | None = None
+    fill: float | None = None
+    """The value of a ``constant`` argument (a lowered ``spyre.fill``)."""
 
     def to_attr(self, index: int) -> DictionaryAttr:
         entries: dict[str, Attribute] = {"index": IntegerAttr(index, i64), "role": StringAttr(self.role),
@@ -111,6 +119,8 @@ class KernelArgInfo:
                 "device_size": ArrayAttr(IntegerAttr(s, i64) for s in lay.device_size),
                 "dim_order": ArrayAttr(IntegerAttr(s, i64) for s in lay.dim_order),
                 "data_format": StringAttr(lay.data_format)})
+        if self.fill is not None:
+            entries["fill"] = FloatAttr(self.fill, f64)
         return DictionaryAttr(entries)
 
 
@@ -186,21 +196,32 @@ class _Lowering:
             raise SpyreError(f"placement {placement} does not name an output kernel argument", op=op)
         return TensorAccess(layout, "hbm", placement, origin)
 
+    def constant(self, op: FillOp) -> None:
+        """3a. A ``spyre.fill`` becomes a ``constant`` kernel argument the runtime fills."""
+        layout = tensor_layout(op.result.type)
+        index = len(self.args)
+        self.args.append(KernelArgInfo("constant", f"fill_{index}", layout.nbytes, layout, op.fill_value()))
+        self.storage[op.result] = TensorAccess(layout, "hbm", PlacementAttr("arg", index),
+                                               (0,) * len(layout.host_shape))
+
     def op_specs(self) -> list[OpSpec]:
         """3. One OpSpec per compute op, in program order."""
         specs = []
         for op in self.source.body.block.ops:
             if isinstance(op, func.ReturnOp):
                 continue
+            if isinstance(op, FillOp):
+                self.constant(op)
+                continue
             if not isinstance(op, ComputeOp):
                 raise SpyreError(f"'{op.name}' cannot be lowered to the SDSC bundle: only compute ops "
-                                 "(spyre.pointwise, reduce, matmul, restickify) on kernel arguments and "
-                                 "their results reach spyre-lower-to-bundle", op=op)
+                                 "(spyre.pointwise, reduce, matmul, restickify) and spyre.fill on kernel "
+                                 "arguments and their results reach spyre-lower-to-bundle", op=op)
             accesses = []
             for i, v in enumerate(op.inputs):
                 if v not in self.storage:
-                    raise SpyreError(f"operand #{i} of '{op.name}' is not a kernel argument or a compute "
-                                     "result (spyre.view and spyre.fill must be folded first)", op=op)
+                    raise SpyreError(f"operand #{i} of '{op.name}' is not a kernel argument, a fill or a "
+                                     "compute result (spyre.view must be folded first)", op=op)
                 accesses.append(self.storage[v])
             self.storage[op.result] = self.result_access(op)
             specs.append(build_op_spec(op, [*accesses, self.storage[op.result]], self.config.cores,
@@ -282,8 +303,9 @@ class LowerToBundlePass(ModulePass):
 
     name = "spyre-lower-to-bundle"
 
-    cores: int = 32
-    """Cores of the target (recorded in the manifest; core_splits must fit)."""
+    cores: int | None = None
+    """Cores of the target (recorded in the manifest; core_splits must fit); None takes
+    ``SENCORES`` from the environment, else 32."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_to_bundle(op, SpyreConfig(cores=self.cores))
+        lower_to_bundle(op, SpyreConfig.from_env() if self.cores is None else SpyreConfig(cores=self.cores))

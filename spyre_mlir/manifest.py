@@ -16,7 +16,8 @@
          "layout": {"device_size": [64, 1024, 64], "dim_order": [0, 1], "data_format": "SEN169_FP16"},
          "nbytes": 8388608},
         {"index": 3, "role": "output", "name": "mul", ...},
-        {"index": 4, "role": "pool", "name": "pool", "nbytes": 65536}
+        {"index": 4, "role": "constant", "name": "fill_0", "fill": 1.0, "shape": [64, 128], ...},
+        {"index": 5, "role": "pool", "name": "pool", "nbytes": 65536}
       ]
     }
 
@@ -24,11 +25,20 @@ Argument ``index`` is the position of the argument in ``@sdsc_bundle``'s
 signature.  Inputs (roles ``input``, ``parameter``, ``buffer``) appear in the
 order of the graph's inputs, outputs in the order of its outputs; a ``pool``
 argument has no shape, dtype or layout.
+
+A ``constant`` argument is a tensor the runtime initialises itself before the
+run: every element of its device bytes, stick padding included, holds
+``fill`` in the argument's data format.  It is how a ``spyre.fill`` that
+reaches the bundle is executed: the SDSC interface has no fill op, so the
+constant becomes a kernel argument that ops read like any HBM tensor.
+``fill`` is a JSON number, or the string ``"inf"``, ``"-inf"`` or ``"nan"``
+(strict JSON has no non-finite numbers).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +48,7 @@ from spyre_mlir.diagnostics import SpyreError
 
 FORMAT = "spyre-mlir-manifest"
 VERSION = 1
-TENSOR_ROLES = ("input", "parameter", "buffer", "output")
+TENSOR_ROLES = ("input", "parameter", "buffer", "output", "constant")
 ROLES = (*TENSOR_ROLES, "pool")
 
 
@@ -62,6 +72,8 @@ class KernelArg:
     shape: tuple[int, ...] | None = None
     dtype: str | None = None
     layout: ArgLayout | None = None
+    fill: float | None = None
+    """The value of every element of a ``constant`` argument."""
 
     @property
     def is_input(self) -> bool:
@@ -89,6 +101,11 @@ class Manifest:
         """Graph outputs, in graph-output order."""
         return tuple(a for a in self.args if a.role == "output")
 
+    @property
+    def constants(self) -> tuple[KernelArg, ...]:
+        """Constant tensors the runtime fills before the run."""
+        return tuple(a for a in self.args if a.role == "constant")
+
     def to_json(self) -> str:
         """Deterministic JSON text (sorted keys, two-space indent, trailing newline)."""
         return json.dumps(self._as_dict(), indent=2, sort_keys=True) + "\n"
@@ -103,6 +120,8 @@ class Manifest:
                 out["layout"] = {"device_size": list(a.layout.device_size),
                                  "dim_order": list(a.layout.dim_order),
                                  "data_format": a.layout.data_format}
+            if a.fill is not None:
+                out["fill"] = a.fill if math.isfinite(a.fill) else str(a.fill)
             return out
 
         return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
@@ -137,13 +156,24 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
     if role == "pool":
         return KernelArg(index, role, name, nbytes)
     layout = _field(obj, "layout", dict, where)
+    fill = _fill(obj, where) if role == "constant" else None
     return KernelArg(
         index, role, name, nbytes,
         shape=_ints(_field(obj, "shape", list, where), "shape", where),
         dtype=_field(obj, "dtype", str, where),
         layout=ArgLayout(_ints(_field(layout, "device_size", list, where), "device_size", where),
                          _ints(_field(layout, "dim_order", list, where), "dim_order", where),
-                         _field(layout, "data_format", str, where)))
+                         _field(layout, "data_format", str, where)),
+        fill=fill)
+
+
+def _fill(obj: dict[str, Any], where: str) -> float:
+    value = _field(obj, "fill", (int, float, str), where)
+    if isinstance(value, str):
+        if value not in ("inf", "-inf", "nan"):
+            raise SpyreError(f"'fill' must be a number, \"inf\", \"-inf\" or \"nan\", got {value!r}", loc=where)
+        return float(value)
+    return float(value)
 
 
 def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
@@ -180,7 +210,7 @@ def read_manifest(directory: str | Path) -> Manifest:
 
 def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: str,
                device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
-               nbytes: int) -> KernelArg:
-    """A tensor kernel argument (everything but the pool)."""
+               nbytes: int, fill: float | None = None) -> KernelArg:
+    """A tensor kernel argument (everything but the pool); ``fill`` for a constant."""
     return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
-                     ArgLayout(tuple(device_size), tuple(dim_order), data_format))
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format), fill)

@@ -31,7 +31,8 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="model.py:factory, program.pt2 or in.mlir")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--cores", type=int, default=32, help="cores of the target, 1..32 (default: 32)")
+    p.add_argument("--cores", type=int, default=None,
+                   help="cores of the target, 1..32 (default: $SENCORES, else 32)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every stage (stderr)")
     p.add_argument("--time-passes", action="store_true", help="report the time of every stage (stderr)")

@@ -91,28 +91,36 @@ def _eager(spec: str, manifest: Manifest) -> tuple[dict[str, np.ndarray], list[n
     else:
         raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
                          f"(module_or_callable, example_inputs), got {type(made).__name__}")
-    user = [a for a in manifest.inputs if a.role == "input"]
-    if len(user) != len(example):
-        raise SpyreError(f"the manifest has {len(user)} graph inputs, factory '{spec}' gives "
-                         f"{len(example)} example inputs")
-    inputs = {a.name: as_numpy(t) for a, t in zip(user, example)}
-    state = dict(fn.state_dict()) if isinstance(fn, torch.nn.Module) else {}
-    for arg in manifest.inputs:
-        if arg.role != "input":
-            inputs[arg.name] = as_numpy(_state_entry(state, arg.name, spec))
+    inputs = model_inputs(fn, example, manifest, f"factory '{spec}'")
     with torch.no_grad():
         result = fn(*example)
     flat = list(result) if isinstance(result, (tuple, list)) else [result]
     return inputs, [as_numpy(t) for t in flat]
 
 
-def _state_entry(state: dict[str, Any], name: str, spec: str) -> Any:
+def model_inputs(fn: Any, example: Sequence[Any], manifest: Manifest, what: str) -> dict[str, np.ndarray]:
+    """Every manifest input by name: the graph inputs from ``example``, parameters and
+    buffers from ``fn``'s state dict (``what`` names the model in errors)."""
+    import torch
+
+    user = [a for a in manifest.inputs if a.role == "input"]
+    if len(user) != len(example):
+        raise SpyreError(f"the manifest has {len(user)} graph inputs, {what} gives {len(example)} example inputs")
+    inputs = {a.name: as_numpy(t) for a, t in zip(user, example)}
+    state = dict(fn.state_dict()) if isinstance(fn, torch.nn.Module) else {}
+    for arg in manifest.inputs:
+        if arg.role != "input":
+            inputs[arg.name] = as_numpy(_state_entry(state, arg.name, what))
+    return inputs
+
+
+def _state_entry(state: dict[str, Any], name: str, what: str) -> Any:
     """A parameter or buffer by FQN or by torch.export placeholder name (``p_fc_weight``)."""
     for key, value in state.items():
         flat = key.replace(".", "_")
         if name in (key, flat, f"p_{flat}", f"b_{flat}", f"c_{flat}"):
             return value
-    raise SpyreError(f"factory '{spec}' has no parameter or buffer for input '{name}'")
+    raise SpyreError(f"{what} has no parameter or buffer for input '{name}'")
 
 
 def run(args: argparse.Namespace) -> int:

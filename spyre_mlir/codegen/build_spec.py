@@ -9,6 +9,24 @@ storage (layout, memory, placement) and the host coordinates of its window's
 first element inside that storage.  Addresses follow DESIGN §6: device memory
 is row-major over the storage layout's ``device_size``; a core's start is the
 byte address of the first element of its work slice.
+
+Each host dim of a tensor's storage becomes layout labels (``layoutDimOrder_``,
+innermost first) through the tensor's indexing map:
+
+* ``d_i + c``: the label of ``d_i`` (``c`` moves the window, see ``window``);
+* ``c_0*d_0 + c_1*d_1 + ...`` nesting row-major (``c_0 = 1``, ``c_k+1 = c_k x
+  extent(d_k)``, a view folded into the map): one label per term, innermost
+  first, ``scale_`` 1 each; on the stick dim the innermost term must span whole
+  sticks (it is the stick label, the outer terms count in elements of one step).
+  The interpreter derives each label's byte stride from the extents inside it;
+  the outermost term carries any back gap of the storage;
+* a constant in a reduction's output where its input has a reduced dim: that
+  dim's label with ``scale_`` -1 (-2 on the stick dim);
+* a constant in a size-1 host dim of a pointwise input where the output has an
+  iteration dim: that dim's label with ``scale_`` -1, or -2 on the stick dim
+  (broadcast: the tensor does not advance along the label; on the stick every
+  position reads the stick's element 0);
+* any other constant (a size-1 dim, or a fixed index into a window): no label.
 """
 
 from __future__ import annotations
@@ -59,17 +77,38 @@ def sdsc_labels(rank: int, kind: OpKind) -> tuple[str, ...]:
     return (*_LABELS[:rank - 1], "out")
 
 
+def _linear_terms(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
+    """``({dim: coefficient}, constant)`` of a sum of scaled dims and constants; None otherwise."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position: 1}, 0
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    if expr.kind is AffineBinaryOpKind.Mul:
+        lhs, rhs = _linear_terms(expr.lhs), _linear_terms(expr.rhs)
+        if lhs is None or rhs is None or (lhs[0] and rhs[0]):
+            return None
+        (dims, const), factor = (lhs, rhs[1]) if lhs[0] else (rhs, lhs[1])
+        return {d: c * factor for d, c in dims.items()}, const * factor
+    if expr.kind is AffineBinaryOpKind.Add:
+        lhs, rhs = _linear_terms(expr.lhs), _linear_terms(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        dims = dict(lhs[0])
+        for d, c in rhs[0].items():
+            dims[d] = dims.get(d, 0) + c
+        return {d: c for d, c in dims.items() if c}, lhs[1] + rhs[1]
+    return None
+
+
 def _dim_plus_const(expr: AffineExpr) -> tuple[int | None, int] | None:
     """``(dim, c)`` for ``d_dim + c`` or ``(None, c)`` for a constant; None otherwise."""
-    if isinstance(expr, AffineConstantExpr):
-        return None, expr.value
-    if isinstance(expr, AffineDimExpr):
-        return expr.position, 0
-    if isinstance(expr, AffineBinaryOpExpr) and expr.kind is AffineBinaryOpKind.Add:
-        lhs, rhs = _dim_plus_const(expr.lhs), _dim_plus_const(expr.rhs)
-        if lhs is not None and rhs is not None and (lhs[0] is None or rhs[0] is None):
-            return lhs[0] if lhs[0] is not None else rhs[0], lhs[1] + rhs[1]
-    return None
+    found = _linear_terms(expr)
+    if found is None or len(found[0]) > 1 or any(c != 1 for c in found[0].values()):
+        return None
+    dims, const = found
+    return next(iter(dims), None), const
 
 
 def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
@@ -85,6 +124,18 @@ def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
     return offset * element_bytes(layout.dtype)
 
 
+@dataclass(frozen=True)
+class _Term:
+    """One iteration dim indexing (a part of) one host dim of a tensor's storage."""
+
+    dim: int
+    how: str
+    """``dim`` (the tensor advances with it), ``reduced`` (a reduction's kept size-1 dim) or
+    ``broadcast`` (a size-1 operand dim read along the dim)."""
+    extent: int
+    """Storage extent along this term, in elements (stick dims padded to whole sticks)."""
+
+
 @dataclass
 class _Tensor:
     """One tensor of the op, analysed: its layout labels (innermost first) and facts."""
@@ -92,7 +143,6 @@ class _Tensor:
     access: TensorAccess
     labels: list[str]
     scale: list[int]
-    broadcast: list[str]
     stick_label: str
 
 
@@ -112,52 +162,74 @@ class _SpecBuilder:
     def what(self, t: int) -> str:
         return "the result" if t == self.out else f"operand #{t}"
 
-    def host_dim_label(self, t: int, h: int) -> tuple[int | None, str]:
-        """The iteration dim indexing host dim ``h`` of tensor ``t`` and how: 'dim', 'reduced', 'absent'."""
-        m = self.maps[t]
-        found = _dim_plus_const(m.results[h])
+    def host_dim_terms(self, t: int, h: int) -> list[_Term]:
+        """The iteration dims indexing host dim ``h`` of tensor ``t``, innermost first.
+
+        A host dim indexed by ``c_0*d_0 + c_1*d_1 + ... (+ constant)`` whose terms
+        nest row-major (sorted by coefficient: ``c_0 = 1`` and each ``c_i+1 = c_i x
+        extent(d_i)``) is several device dims, one label each; on the stick dim the
+        innermost term must span whole sticks.
+        """
+        m, layout = self.maps[t], self.accesses[t].layout
+        found = _linear_terms(m.results[h])
         if found is None:
-            raise self.error(f"indexing map {m} of {self.what(t)} is not a dim plus a constant in "
-                             f"host dim {h}; views must be folded (spyre-fold-views) or materialised")
-        dim, _ = found
-        if dim is not None:
-            return dim, "dim"
+            raise self.error(f"indexing map {m} of {self.what(t)} is not a sum of scaled dims in host dim "
+                             f"{h}; views must be folded (spyre-fold-views) or materialised")
+        if not found[0]:
+            return self.constant_terms(t, h)
+        extent = layout.host_shape[h]
+        if h == layout.stick_dim:
+            extent = round_up(extent, layout.elems_per_stick)
+        terms, stride = [], 1
+        for i, (dim, coefficient) in enumerate(sorted(found[0].items(), key=lambda dc: dc[1])):
+            if coefficient != stride:
+                raise self.error(f"host dim {h} of {self.what(t)} is indexed by {m.results[h]}, whose terms "
+                                 f"do not nest row-major (coefficient {coefficient} of d{dim}, expected {stride})")
+            inner = i < len(found[0]) - 1
+            if inner and i == 0 and h == layout.stick_dim and self.space[dim] % layout.elems_per_stick:
+                raise self.error(f"host dim {h} of {self.what(t)} is indexed by {m.results[h]}: iteration dim "
+                                 f"d{dim} of {self.space[dim]} elements shares a stick with another dim")
+            if not inner and extent % coefficient:
+                raise self.error(f"host dim {h} of {self.what(t)} has {extent} elements, not a multiple of "
+                                 f"the stride {coefficient} of d{dim} in {m.results[h]}")
+            terms.append(_Term(dim, "dim", self.space[dim] if inner else extent // coefficient))
+            stride *= self.space[dim]
+        return terms
+
+    def constant_terms(self, t: int, h: int) -> list[_Term]:
+        """A constant host dim: a reduction's kept dim, a broadcast operand dim, or no label."""
+        m, layout = self.maps[t], self.accesses[t].layout
         if t == self.out and self.func.kind is OpKind.REDUCTION:
             source = _dim_plus_const(self.maps[0].results[h]) if len(self.maps[0].results) > h else None
             if source is not None and source[0] in self.reduced:
-                return source[0], "reduced"
-        if h == self.accesses[t].layout.stick_dim and self.func.kind is OpKind.POINTWISE:
+                return [_Term(source[0], "reduced", 1)]
+        if t != self.out and self.func.kind is OpKind.POINTWISE and layout.host_shape[h] == 1:
             shift = len(self.maps[self.out].results) - len(m.results)
             target = _dim_plus_const(self.maps[self.out].results[h + shift])
             if target is not None and target[0] is not None:
-                return target[0], "broadcast"
-        return None, "absent"
+                return [_Term(target[0], "broadcast", 1)]
+        return []
 
     def tensor(self, t: int) -> _Tensor:
-        access = self.accesses[t]
-        layout = access.layout
+        layout = self.accesses[t].layout
         dims = layout.device_dims
-        labels, scale, broadcast, stick = [], [], [], None
+        labels, scale, stick = [], [], None
         for j in reversed(range(len(dims) - 1)):
             h = dims[j]
             if h == ABSENT:
                 continue
-            dim, how = self.host_dim_label(t, h)
-            if dim is None:
-                continue
-            label = self.labels[dim]
-            if label in labels:
-                raise self.error(f"{self.what(t)} is indexed twice by iteration dim {dim}")
-            labels.append(label)
-            is_stick = h == layout.stick_dim
-            scale.append((-2 if is_stick else -1) if how == "reduced" else 1)
-            if how == "broadcast":
-                broadcast.append(label)
-            if is_stick:
-                stick = label
+            for k, term in enumerate(self.host_dim_terms(t, h)):
+                label = self.labels[term.dim]
+                if label in labels:
+                    raise self.error(f"{self.what(t)} is indexed twice by iteration dim {term.dim}")
+                labels.append(label)
+                is_stick = h == layout.stick_dim and k == 0
+                scale.append(1 if term.how == "dim" else -2 if is_stick else -1)
+                if is_stick:
+                    stick = label
         if stick is None:
             raise self.error(f"the stick dim of {self.what(t)} is not indexed by any iteration dim")
-        return _Tensor(access, labels, scale, broadcast, stick)
+        return _Tensor(self.accesses[t], labels, scale, stick)
 
     def padded_sizes(self, tensors: Sequence[_Tensor]) -> list[int]:
         eps = [1] * len(self.space)
@@ -191,17 +263,12 @@ class _SpecBuilder:
     def back_gap(self, t: _Tensor, sizes: Sequence[int], index: int) -> dict[str, int]:
         layout = t.access.layout
         gaps = {}
-        for j in range(len(layout.device_dims) - 1):
-            h = layout.device_dims[j]
+        for h in layout.device_dims[:-1]:
             if h == ABSENT:
                 continue
-            dim, how = self.host_dim_label(index, h)
-            if dim is None or how != "dim":
-                continue
-            extent = layout.host_shape[h]
-            if h == layout.stick_dim:
-                extent = round_up(extent, layout.elems_per_stick)
-            gaps[self.labels[dim]] = max(extent - sizes[dim], 0)
+            for term in self.host_dim_terms(index, h):
+                if term.how == "dim":
+                    gaps[self.labels[term.dim]] = max(term.extent - sizes[term.dim], 0)
         if not any(gaps.values()):
             return {}
         return {label: gaps[label] for label in t.labels if label in gaps}
@@ -238,7 +305,7 @@ class _SpecBuilder:
                 data_format=layout.data_format, word_length=element_bytes(layout.dtype),
                 device_size=tuple(layout.device_size), layout_labels=tuple(info.labels),
                 stick_label=info.stick_label, stick_size=layout.elems_per_stick, scale=tuple(info.scale),
-                broadcast=tuple(info.broadcast), memory=info.access.memory, placement=info.access.placement,
+                memory=info.access.memory, placement=info.access.placement,
                 core_offsets=tuple(offsets), symbols=symbols, back_gap=self.back_gap(info, sizes, t)))
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),

@@ -14,7 +14,7 @@ Printed on ``sdscbundle.sdsc_execute`` as ``op_spec = {...}``::
                         data_format = "SEN169_FP16", word_length = 2 : i64,
                         device_size = array<i64: 64, 1024, 64>,
                         layout_labels = ["mb", "out"], stick_label = "out", stick_size = 64 : i64,
-                        scale = array<i64: 1, 1>, broadcast = [], memory = "hbm",
+                        scale = array<i64: 1, 1>, memory = "hbm",
                         placement = #spyre.placement<hbm, arg 0>,
                         core_offsets = array<i64: 0, 2048, ...>, symbols = array<i64: -1, -2, ...>,
                         back_gap = {mb = 512 : i64, out = 3072 : i64}}, ...]}
@@ -68,9 +68,9 @@ class ArgSpec:
     stick_label: str
     stick_size: int
     scale: tuple[int, ...]
-    """Per layout label: 1, -1 reduced, -2 reduced along the stick (``scale_``)."""
-    broadcast: tuple[str, ...]
-    """Layout labels along which the tensor does not advance (size-1 stick broadcast)."""
+    """Per layout label (``scale_``): 1 the tensor advances with the label; -1 it has extent 1
+    there (a reduction's kept size-1 dim, or a size-1 input dim broadcast along the label);
+    -2 one element per stick on the stick dim (reduced, or broadcast, along the stick)."""
     memory: str
     """``hbm`` or ``lx``."""
     placement: Attribute

@@ -17,7 +17,19 @@ built here).  Field rules:
   negative symbol id as a string, ``isStartAddrSymbolic_`` 1; LX: the offset),
   ``backGapCore_`` for a window of a larger tensor, ``coordinates_`` folds.
 * no ``debug_handle_`` (the schema forbids it; torch-spyre writes null);
-* ``labeledDs_`` ``scale_``; ``computeOp_`` with ``opFuncName`` and ``exUnit``;
+* ``labeledDs_`` ``scale_`` per layout label: 1 the tensor advances with the
+  label; -1 extent 1 (a reduction's kept size-1 output dim, as in the
+  references, and also an input's size-1 dim broadcast along the label); -2 one
+  element per stick on the stick dim (a reduction over the stick, as in the
+  references, and also an input broadcast along the stick: every position of
+  the label reads element 0 of the stick).  No reference shows a broadcast
+  read; this symmetric use of ``scale_`` is our convention.  The ``coordinates_``
+  folds follow ``scale_``: -1 and -2 labels have element folds of alpha 0, and a
+  core_fold of alpha 0 when cores split the label (they share the element);
+* a storage dim indexed by several iteration dims (``d0*256 + d2``: a view
+  folded into the indexing map) is several layout labels, innermost first,
+  each with its own ``coordinates_`` entry; the strides follow from the extents;
+* ``computeOp_`` with ``opFuncName`` and ``exUnit``;
   ``constantInfo_`` for the mask value and scalar operands (fp bits as integers);
   ``coordinateMasking_`` / ``maskingConstId_`` for reductions over a padded stick.
 """
@@ -81,15 +93,15 @@ def _coordinates(spec: OpSpec, arg: ArgSpec) -> dict[str, Any]:
     for label, scale in zip(arg.layout_labels, arg.scale):
         stick = label == arg.stick_label
         n, eps = per_core[label], arg.stick_size
-        flat = label in arg.broadcast
+        shared = splits[label] > 1  # cores split a label the tensor does not advance along: same element
         if scale == -2:
-            core_alpha, inner = eps, [(_affine(eps), _fold(1, "elem_arr_1")), (_affine(0), _fold(eps, "elem_arr_0"))]
+            core_alpha = 0 if shared else eps
+            inner = [(_affine(eps), _fold(1, "elem_arr_1")), (_affine(0), _fold(eps, "elem_arr_0"))]
         elif scale == -1:
             core_alpha, inner = 0, [(_affine(0), _fold(1, "elem_arr_0"))]
         elif stick:
-            core_alpha = 0 if flat else n
-            inner = [(_affine(0 if flat else eps), _fold(max(n // eps, 1), "elem_arr_1")),
-                     (_affine(0 if flat else 1), _fold(eps, "elem_arr_0"))]
+            core_alpha = n
+            inner = [(_affine(eps), _fold(max(n // eps, 1), "elem_arr_1")), (_affine(1), _fold(eps, "elem_arr_0"))]
         else:
             core_alpha, inner = n, [(_affine(1), _fold(n, "elem_arr_0"))]
         folds = [(_affine(core_alpha), _fold(splits[label], "core_fold")),

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr
 
 from spyre_mlir.codegen.bundle_text import bundle_func, print_bundle
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
@@ -36,13 +36,16 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
             return a.value.data
         if isinstance(a, StringAttr):
             return a.data
+        if isinstance(a, FloatAttr):
+            return float(a.value.data)
         assert isinstance(a, ArrayAttr)
         return [x.value.data for x in a.data]
 
     if value("role") == "pool":
         return KernelArg(value("index"), "pool", value("name"), value("nbytes"))
     return tensor_arg(value("index"), value("role"), value("name"), value("shape"), value("dtype"),
-                      value("device_size"), value("dim_order"), value("data_format"), value("nbytes"))
+                      value("device_size"), value("dim_order"), value("data_format"), value("nbytes"),
+                      value("fill") if "fill" in d else None)
 
 
 def bundle_files(module: ModuleOp) -> dict[str, str]:

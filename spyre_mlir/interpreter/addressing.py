@@ -12,7 +12,8 @@ Rules (derived from torch-spyre's emitted files, ``reference/``):
    ``primaryDsInfo_`` entry named by its ``dsType_``) appears at its position
    as a stick count.
 2. Extent of a dim per core (elements): ``ss_`` when ``scale_`` is 1, 1 when
-   -1, one stick when -2.  Full extent: the same with ``N_`` instead of
+   -1, one stick when -2 (a reduction's output, or an input broadcast along
+   the dim: see ``execute``).  Full extent: the same with ``N_`` instead of
    ``ss_``, plus ``backGapCore_`` (a tile that is a window of a bigger
    tensor).  Stick dims count whole sticks.
 3. Byte strides: the within-stick position has stride ``wordLength``; the
@@ -27,6 +28,13 @@ Rules (derived from torch-spyre's emitted files, ``reference/``):
    slices: start = origin + sum over dims of slice x (per-core extent x stride),
    one origin for all cores (reduced dims contribute nothing: a K cohort
    shares its output start).
+5. ``layoutDimOrder_`` may list more labels than the storage has host dims: a
+   host dim indexed by several iteration dims (a folded view, ``d0*256 + d2``)
+   is several device dims, and rule 3 gives each its stride from the extents
+   inside it (the stick label counts sticks, the labels outside it count
+   steps of their own extent).  Only the manifest knows host dims.
+6. ``coordinates_`` core folds: a kept label's alpha is its per-core extent;
+   a -1/-2 label split over cores must have alpha 0 (the cores share it).
 """
 
 from __future__ import annotations
@@ -102,9 +110,13 @@ def geometry(spec: SdscSpec, tensor: TensorSpec) -> Geometry:
         whole = {SCALE_KEPT: spec.sizes[label], SCALE_STICK_REDUCED: stick}.get(scale, 1)
         core[label] = per_core
         full[label] = per_core if lx else whole + tensor.back_gap.get(label, 0)
-        if scale == SCALE_KEPT and label in tensor.core_fold and tensor.core_fold[label][1] != per_core:
-            raise fail(f"coordinates_ core_fold of '{label}' gives {tensor.core_fold[label][1]} elements per "
+        factor, alpha = tensor.core_fold.get(label, (1, 0))
+        if scale == SCALE_KEPT and label in tensor.core_fold and alpha != per_core:
+            raise fail(f"coordinates_ core_fold of '{label}' gives {alpha} elements per "
                        f"core, dataStageParam_ ss_ gives {per_core}")
+        if scale != SCALE_KEPT and factor > 1 and alpha != 0:
+            raise fail(f"coordinates_ core_fold of '{label}' (scale_ {scale}) advances {alpha} elements per "
+                       f"core; {factor} cores share the tensor's element there, alpha must be 0")
     for label in (tensor.stick_label,):
         if core[label] % stick or full[label] % stick:
             raise fail(f"stick dim '{label}' extent {core[label]} per core / {full[label]} in all is not a "

@@ -72,6 +72,13 @@ class Device:
             raise SpyreError(f"input '{arg.name}': {e.msg}") from None
         self.allocations[arg.index].data[:] = device.reshape(-1).view(np.uint8)
 
+    def fill(self, arg: KernelArg) -> None:
+        """Initialise a ``constant`` argument: every device element, padding included, is its fill value."""
+        assert arg.fill is not None
+        layout = self.layout_of(arg)
+        values = np.full(layout.device_size, arg.fill, device_numpy_dtype(arg.dtype))
+        self.allocations[arg.index].data[:] = values.reshape(-1).view(np.uint8)
+
     def read_back(self, arg: KernelArg) -> np.ndarray:
         """The host form of ``arg``'s allocation."""
         layout = self.layout_of(arg)

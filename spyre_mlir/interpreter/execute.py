@@ -12,6 +12,17 @@ result does not depend on the output's previous contents.  Reductions mask
 -inf, min +inf); mean divides by the unpadded element count.  Cores whose
 work slices differ only in dims the output does not keep form a cohort: their
 partial results are merged with the op func's ``combine`` and written once.
+
+Broadcast reads (our convention; no reference shows one): an input label with
+``scale_`` -1 has extent 1 and is broadcast along the iteration dim; with -2
+(the stick dim) the input holds one element per stick and every position of
+the label reads element 0 of its stick -- the mirror of a reduction's sparse
+output, which writes the value at element 0 and zeros in the rest of the stick.
+Scalar inputs of a pointwise op func (``mul``'s ``y`` in ``x * 2``) and
+parameters (``clip``'s ``min``) come from ``constantInfo_`` entries of that
+``name_``; the tensors of ``inputLabeledDs`` supply the other inputs in order.
+Data movement (``ReStickifyOpHBM``) copies: out = in, element by element
+through both tensors' layouts.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from spyre_mlir.diagnostics import SpyreError, op_location
 from spyre_mlir.interpreter.addressing import Access, Geometry, check_origins, core_access, geometry
 from spyre_mlir.interpreter.control import Execution
 from spyre_mlir.interpreter.device import Device
-from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SdscSpec
+from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec
 from spyre_mlir.interpreter.stats import OpStats
 from spyre_mlir.opfuncs import OpKind, lookup
 
@@ -38,10 +49,15 @@ class SdscExecutor:
         self.spec, self.device, self.stats = spec, device, stats
         self.geometries = {name: geometry(spec, t) for name, t in spec.tensors.items()}
         op = spec.op
-        arity = {OpKind.POINTWISE: op.arity, OpKind.MATMUL: 2}.get(op.kind, 1)
+        self.scalars = {name: spec.constants[name] for name in op.inputs
+                        if op.kind is OpKind.POINTWISE and name in spec.constants}
+        """Op func inputs given as ``constantInfo_`` scalars instead of tensors."""
+        self.params = {**op.params, **{k: v for k, v in spec.constants.items() if k in op.params}}
+        arity = {OpKind.POINTWISE: op.arity - len(self.scalars), OpKind.MATMUL: 2}.get(op.kind, 1)
         if len(spec.inputs) != arity:
-            raise SpyreError(f"op func '{spec.op_name}' takes {arity} tensor inputs, computeOp_ lists "
-                             f"{len(spec.inputs)} (scalar constants are not supported)", loc=spec.filename)
+            raise SpyreError(f"op func '{spec.op_name}' takes {arity} tensor inputs besides its scalar "
+                             f"constants {sorted(self.scalars)}, computeOp_ lists {len(spec.inputs)}",
+                             loc=spec.filename)
         if spec.masking and op.kind is not OpKind.REDUCTION:
             raise SpyreError(f"coordinateMasking_ on the {op.kind.value} op '{spec.op_name}' is not supported",
                              loc=spec.filename)
@@ -109,11 +125,21 @@ class SdscExecutor:
                 count = math.prod(self._valid(label) for label in self.reduced)
                 return np.sum(x, axis=axes, keepdims=True) / np.float32(count)
             return op.compute(x, axis=axes)
-        return np.asarray(op.compute(*full, **op.params), dtype=np.float32)
+        tensors = iter(full)
+        args = [np.float32(self.scalars[name]) if name in self.scalars else next(tensors) for name in op.inputs]
+        return np.asarray(op.compute(*args, **self.params), dtype=np.float32)
 
     def _full_rank(self, g: Geometry, values: np.ndarray) -> np.ndarray:
-        """``values`` with size-1 axes for the iteration dims the tensor lacks (broadcasting)."""
-        return values.reshape([g.core_extent[label] if label in g.dims else 1 for label in self.spec.labels])
+        """``values`` with size-1 axes for the iteration dims the tensor lacks or is broadcast along.
+
+        A label with ``scale_`` -1 has one element; with -2 (broadcast along the
+        stick) only element 0 of the stick is read.
+        """
+        scale = g.tensor.scale
+        values = values[tuple(slice(0, 1) if scale[label] == SCALE_STICK_REDUCED else slice(None)
+                              for label in g.dims)]
+        return values.reshape([g.core_extent[label] if label in g.dims and scale[label] == SCALE_KEPT else 1
+                               for label in self.spec.labels])
 
     def _matmul(self, inputs: list[Access]) -> np.ndarray:
         spec = self.spec

@@ -44,6 +44,8 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray]) -> tuple[dict[s
     device = Device(manifest.args, SpyreConfig(cores=manifest.cores))
     for arg in manifest.inputs:
         device.stage(arg, inputs[arg.name])
+    for arg in manifest.constants:
+        device.fill(arg)
     trace = trace_bundle(loaded.function, device.arguments)
     executors: dict[str, SdscExecutor] = {}
     for name, spec in loaded.specs.items():

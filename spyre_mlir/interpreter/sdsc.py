@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import FORMAT_BYTES
 from spyre_mlir.opfuncs import OpFunc, OpKind, lookup
@@ -83,6 +85,9 @@ class SdscSpec:
     outputs: tuple[str, ...]
     masking: Mapping[str, tuple[tuple[int, int], ...]]
     """``coordinateMasking_``: (valid, pad) segments along a dim label."""
+    constants: Mapping[str, float]
+    """``constantInfo_`` by ``name_``: scalar inputs and parameters of the op func
+    (``y`` of ``mul``, ``min`` of ``clip``)."""
 
     @property
     def cores(self) -> tuple[int, ...]:
@@ -216,8 +221,9 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
     if len(outputs) != 1:
         raise r.fail(f"{cpath}.outputLabeledDs", f"expected one output tensor, got {len(outputs)}")
     masking = _masking(r, r.get(dsc, "coordinateMasking_", dict, path), f"{path}.coordinateMasking_", sizes)
+    constants = _constants(r, dsc.get("constantInfo_", "{}"), f"{path}.constantInfo_")
     return SdscSpec(filename, op_name, op, labels, sizes, core_sizes, splits, slices, tensors,
-                    inputs, outputs, masking)
+                    inputs, outputs, masking, constants)
 
 
 def _core_slices(r: _Reader, top: dict, dsc: dict, key: str, path: str, labels: tuple[str, ...],
@@ -339,6 +345,41 @@ def _core_folds(r: _Reader, node: dict, npath: str, order: tuple[str, ...]) -> d
                 if not isinstance(alpha, int) or not isinstance(factor, int):
                     raise r.fail(f"{npath}.coordinates_.coordInfo.{label}", "malformed core_fold")
                 out[label] = (factor, alpha)
+    return out
+
+
+def _decode_scalar(bits: int, data_format: str) -> float:
+    """The value of the bit pattern ``bits`` in ``data_format``."""
+    if data_format == "IEEE_FP32":
+        return float(np.array(bits & 0xFFFFFFFF, np.uint32).view(np.float32))
+    if data_format == "SENINT8":
+        return float(np.array(bits & 0xFF, np.uint8).view(np.int8))
+    return float(np.array(bits & 0xFFFF, np.uint16).view(np.float16))
+
+
+def _constants(r: _Reader, info: Any, path: str) -> dict[str, float]:
+    """``constantInfo_`` (an object of entries, or the string ``"{}"``) by ``name_``.
+
+    The masking value (``samv-maskvalue``) is not read: masking uses the op
+    func's identity, and torch-spyre's files hold a placeholder there."""
+    if info == "{}":
+        return {}
+    if not isinstance(info, dict):
+        raise r.fail(path, "expected an object or the string \"{}\"")
+    out = {}
+    for key, entry in info.items():
+        epath = f"{path}.{key}"
+        name = r.get(entry, "name_", str, epath)
+        if name.startswith("samv-"):
+            continue
+        fmt = r.get(entry, "dataFormat_", str, epath)
+        if fmt not in FORMAT_BYTES:
+            raise r.fail(f"{epath}.dataFormat_", f"unsupported data format '{fmt}'")
+        values = r.get(r.get(entry, "data_", dict, epath), "data_", dict, f"{epath}.data_")
+        bits = values.get("[0, 0, 0]")
+        if not isinstance(bits, list) or len(bits) != 1 or not isinstance(bits[0], int):
+            raise r.fail(f"{epath}.data_.data_", "expected {\"[0, 0, 0]\": [bits]} (one value for all cores)")
+        out[name] = _decode_scalar(bits[0], fmt)
     return out
 
 

@@ -76,17 +76,19 @@ def test_unwritable_directory_is_one_error(tmp_path, add_mlir, capsys):
 
 def test_unsupported_construct_is_one_error(tmp_path, capsys):
     bad = tmp_path / "bad.mlir"
-    bad.write_text("""func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
+    bad.write_text("""func.func @main(%a: tensor<64x128xf16>) -> tensor<64x2x32xf16> {
   %z = spyre.fill 0.0 : tensor<64x128xf16>
   %y = spyre.pointwise "add" (%a, %z) : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
-  func.return %y : tensor<64x128xf16>
+  %r = spyre.restickify (%y) {iteration_space = array<i64: 64, 2, 32>, indexing_maps = [
+    affine_map<(d0, d1, d2) -> (d0, d1 * 32 + d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]}
+    : (tensor<64x128xf16>) -> tensor<64x2x32xf16>
+  func.return %r : tensor<64x2x32xf16>
 }
 """)
     assert main([str(bad), "-o", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"{bad}:2:3: error: 'spyre.fill' cannot be lowered to the SDSC bundle: only compute ops "
-                   "(spyre.pointwise, reduce, matmul, restickify) on kernel arguments and their results "
-                   "reach spyre-lower-to-bundle"]
+    assert len(err) == 1 and err[0].startswith(f"{bad}:4:3: error: cannot lower 'spyre.restickify'")
+    assert "shares a stick with another dim" in err[0]
     assert not (tmp_path / "out").exists()
 
 

@@ -49,3 +49,23 @@ def test_truncated_and_missing_files(tmp_path):
         parse_manifest(_manifest().to_json()[:40])
     with pytest.raises(SpyreError, match="cannot read the manifest"):
         read_manifest(tmp_path)
+
+
+@pytest.mark.parametrize("value, written", [(1.5, 1.5), (float("-inf"), "-inf"), (0.0, 0.0)])
+def test_constant_arguments_carry_their_fill_value(value, written):
+    const = tensor_arg(0, "constant", "fill_0", [4, 64], "float16", [1, 4, 64], [0, 1], "SEN169_FP16", 512,
+                       fill=value)
+    m = Manifest(args=(const,), sdsc_files=(), cores=1)
+    assert json.loads(m.to_json())["args"][0]["fill"] == written
+    assert parse_manifest(m.to_json()) == m
+    assert m.constants == (const,) and m.inputs == () and m.outputs == ()
+
+
+@pytest.mark.parametrize("fill, message", [(None, "missing 'fill'"), ("lots", "'fill' must be a number")])
+def test_constant_without_a_valid_fill_is_rejected(fill, message):
+    d = json.loads(_manifest().to_json())
+    d["args"][0]["role"] = "constant"
+    if fill is not None:
+        d["args"][0]["fill"] = fill
+    with pytest.raises(SpyreError, match=message):
+        parse_manifest(json.dumps(d))

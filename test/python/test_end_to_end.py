@@ -1,0 +1,154 @@
+"""End to end: torch program -> spyre-compile (in process) -> reference interpreter -> PyTorch eager.
+
+Every example factory and a set of small Bundle programs is exported and imported
+once, then compiled for 1, 4 and 32 cores (big shapes on 32 only) and run on the
+interpreter; every output must match eager within the interpreter's fp16 tolerance
+(``spyre_mlir.interpreter.compare``).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import spyre_mlir
+from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.importer.loader import load_factory
+from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.manifest import read_manifest
+from spyre_mlir.pipeline import CompileOptions, compile_module
+from spyre_mlir.tools.spyre_run import model_inputs
+
+ROOT = Path(__file__).resolve().parents[2]
+CORES = (1, 4, 32)
+
+Program = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def _example(spec: str) -> Callable[[], Program]:
+    return lambda: load_factory(str(ROOT / "examples" / spec))()
+
+
+def _randn(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.float16)
+
+
+def _binary(shape_a: tuple[int, ...], shape_b: tuple[int, ...], fn: Callable[..., Any]) -> Callable[[], Program]:
+    return lambda: (fn, (_randn(*shape_a), _randn(*shape_b)))
+
+
+def _unary(shape: tuple[int, ...], fn: Callable[..., Any]) -> Callable[[], Program]:
+    return lambda: (fn, (_randn(*shape),))
+
+
+def _matmul_work_div() -> Program:
+    """[128, 256] @ [256, 64] with ``work_div={"M": 2, "K": 4}`` (reference matmul_128x256x64_M2_K4)."""
+    for name, size in (("M", 128), ("K", 256), ("N", 64)):
+        declare_tensor_dim(name, size)
+    x, w = _randn(128, 256), _randn(256, 64)
+    name_tensor_dims(x, ["M", "K"])
+    name_tensor_dims(w, ["K", "N"])
+
+    def matmul(x, w):
+        with spyre_hint(work_div={"M": 2, "K": 4}):
+            return x @ w
+
+    return matmul, (x, w)
+
+
+PROGRAMS: dict[str, Callable[[], Program]] = {
+    "add_mul_nested": _example("add_mul_nested.py:build"),
+    "wsr_matmul": _example("wsr_matmul.py:build"),
+    "wsr_matmul_view": _example("wsr_matmul.py:build_view"),
+    "softmax": _example("softmax.py:build"),
+    "rope": _example("rope.py:build"),
+    "transformer_block": _example("transformer_block.py:build"),
+    "add_64x128": _binary((64, 128), (64, 128), lambda a, b: a + b),
+    "add_1024x4096": _binary((1024, 4096), (1024, 4096), lambda a, b: a + b),
+    "add_100x150": _binary((100, 150), (100, 150), lambda a, b: a + b),
+    "sum_lastdim_keep_256x150": _unary((256, 150), lambda x: x.sum(-1, keepdim=True)),
+    "sum_lastdim_drop_256x150": _unary((256, 150), lambda x: x.sum(-1)),
+    "sum_dim0_512x1024": _unary((512, 1024), lambda x: x.sum(0)),
+    "matmul_M2_K4": _matmul_work_div,
+    "broadcast_add_stick": _binary((2, 4096), (2, 1), lambda a, b: a + b),
+    "broadcast_add_rows": _binary((64, 128), (1, 128), lambda a, b: a * b),
+    "restickify_transposed_weight": _binary((64, 128), (192, 128), lambda x, w: x @ w.t()),
+    "fill": _unary((64, 128), lambda x: x * 2.0 + torch.ones_like(x)),
+}
+BIG = {"add_1024x4096", "transformer_block"}
+"""Programs compiled on 32 cores only (keeps this file's runtime modest)."""
+NOT_YET = {"transformer_block": "fold-views copies q/k through a restickify that reads two iteration dims "
+                                "inside one stick ((d2 * 64 + d4 * 32 + d5)), which no layout label describes"}
+
+
+def _cases() -> list[Any]:
+    return [pytest.param(name, cores, id=f"{name}-{cores}",
+                         marks=[pytest.mark.xfail(reason=NOT_YET[name], raises=SpyreError)] if name in NOT_YET else [])
+            for name in PROGRAMS for cores in CORES if cores == 32 or name not in BIG]
+
+
+@pytest.fixture(scope="module")
+def imported() -> Callable[[str], tuple[Program, Any]]:
+    """Per program: its (fn, inputs) and its imported module, exported once."""
+    cache: dict[str, tuple[Program, Any]] = {}
+
+    def get(name: str) -> tuple[Program, Any]:
+        if name not in cache:
+            torch.manual_seed(0)
+            fn, inputs = PROGRAMS[name]()
+            cache[name] = ((fn, tuple(inputs)), import_program(export_model(fn, tuple(inputs))))
+        return cache[name]
+
+    return get
+
+
+def compile_and_check(name: str, cores: int, out: Path, imported) -> None:
+    (fn, inputs), module = imported(name)
+    compile_module(module.clone(), out, CompileOptions(cores=cores), log=io.StringIO())
+    manifest = read_manifest(out)
+    outputs, stats = run(out, model_inputs(fn, inputs, manifest, name))
+    with torch.no_grad():
+        result = fn(*inputs)
+    expected = list(result) if isinstance(result, (tuple, list)) else [result]
+    assert len(expected) == len(manifest.outputs)
+    for arg, ref in zip(manifest.outputs, expected):
+        assert arg.dtype is not None
+        compare(arg.name, outputs[arg.name], ref.numpy(), tolerance_for(arg.dtype))
+    assert 1 <= max(op.cores_used for op in stats.ops) <= cores
+
+
+@pytest.mark.parametrize("name, cores", _cases())
+def test_program_matches_eager(name, cores, tmp_path, imported):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+def test_compile_then_run_through_the_public_api(tmp_path):
+    torch.manual_seed(0)
+    a, b, c = (_randn(64, 256) for _ in range(3))
+    program = spyre_mlir.compile(lambda a, b, c: (a + b) * c, (a, b, c), cores=4, out_dir=tmp_path / "out")
+    (got,) = program.run(a, b, c).values()
+    compare("out", got, ((a + b) * c).numpy(), tolerance_for("float16"))
+
+
+def test_compiling_twice_gives_identical_bytes(tmp_path, imported):
+    _, module = imported("softmax")
+    for out in ("a", "b"):
+        compile_module(module.clone(), tmp_path / out, CompileOptions(cores=4), log=io.StringIO())
+    first = {p.name: p.read_bytes() for p in sorted((tmp_path / "a").iterdir())}
+    second = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").iterdir())}
+    assert first == second and "sdsc_0.json" in first
+
+
+def test_sencores_is_the_default_core_count(tmp_path, monkeypatch):
+    monkeypatch.setenv("SENCORES", "2")
+    a = np.ones((64, 128), np.float16)
+    program = spyre_mlir.compile(lambda a: a + a, (torch.from_numpy(a),), out_dir=tmp_path / "out")
+    assert read_manifest(program.directory).cores == 2
