@@ -19,6 +19,7 @@ _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
     ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
     ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),
     ("spyre-work-division", "spyre_mlir.passes.work_division", "WorkDivisionPass"),
+    ("spyre-plan-memory", "spyre_mlir.passes.plan_memory", "PlanMemoryPass"),
     ("spyre-lower-to-bundle", "spyre_mlir.passes.lower_to_bundle", "LowerToBundlePass"),
     ("spyre-compile", "spyre_mlir.pipeline", "SpyreCompilePass"),
 )

@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.hardware import CORES_ENV_VAR, SpyreConfig
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 
 COMPILE_STAGES: tuple[str, ...] = (
@@ -41,6 +41,7 @@ COMPILE_STAGES: tuple[str, ...] = (
     "spyre-stickify",
     "spyre-fold-views",
     "spyre-work-division",
+    "spyre-plan-memory",
     "spyre-lower-to-bundle",
 )
 """The passes of ``spyre-compile``, in order."""
@@ -60,17 +61,26 @@ def compile_stages(cores: int) -> list[ModulePass]:
     return passes
 
 
+def target_cores(cores: int | None) -> int:
+    """``cores``, or ``SENCORES`` from the environment (else 32) when None; checked to be 1..32."""
+    try:
+        return (SpyreConfig.from_env() if cores is None else SpyreConfig(cores=cores)).cores
+    except SpyreError as e:
+        source = f"{CORES_ENV_VAR}={os.environ.get(CORES_ENV_VAR)}" if cores is None else f"cores={cores}"
+        raise SpyreError(f"spyre-compile: {source}: {e.msg}") from None
+
+
 @dataclass(frozen=True)
 class SpyreCompilePass(ModulePass):
     """The whole pipeline: named dims, ..., work division, lowering to the SDSC bundle."""
 
     name = "spyre-compile"
 
-    cores: int = 32
-    """Cores of the target, 1..32."""
+    cores: int | None = None
+    """Cores of the target, 1..32; None takes ``SENCORES`` from the environment, else 32."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in compile_stages(SpyreConfig(cores=self.cores).cores):
+        for stage in compile_stages(target_cores(self.cores)):
             stage.apply(ctx, op)
 
 
@@ -78,8 +88,8 @@ class SpyreCompilePass(ModulePass):
 class CompileOptions:
     """Options of one compile."""
 
-    cores: int = 32
-    """Cores of the target, 1..32."""
+    cores: int | None = None
+    """Cores of the target, 1..32; None takes ``SENCORES`` from the environment, else 32."""
     force: bool = False
     """Replace a non-empty output directory."""
     print_ir_after_all: bool = False
@@ -94,7 +104,7 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
     """Run the pipeline stages on ``module`` in place; verify at the end (or after each)."""
     ctx = make_context()
     timings = []
-    for stage in compile_stages(SpyreConfig(cores=options.cores).cores):
+    for stage in compile_stages(target_cores(options.cores)):
         start = time.perf_counter()
         stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
@@ -149,11 +159,11 @@ class CompiledProgram:
         return outputs
 
 
-def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int = 32,
+def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,
             out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
-    The output goes to ``out_dir`` (which must not be a non-empty directory), or
+    ``cores`` defaults to ``SENCORES`` (else 32).  The output goes to ``out_dir`` (which must not be a non-empty directory), or
     to a fresh temporary directory.
     """
     from spyre_mlir.importer import export_model, import_program

@@ -12,6 +12,8 @@
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-work-division
 // ORDER-NOT: IR Dump After
+// ORDER: IR Dump After spyre-plan-memory
+// ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-lower-to-bundle
 // ORDER-NOT: IR Dump After
 

@@ -1,0 +1,547 @@
+# spyre-plan-memory (DESIGN §4 stage 6, §9): LX allocation and the HBM pool.
+# Reads every compute op's result: its users (liveness in program order), its
+# type's layout (device bytes), `core_splits` of its writer and readers
+# (per-core slices) and the function's returned values (kernel arguments).
+# Writes `placement` on every compute op and `spyre.fill`: `#spyre.placement<lx,
+# off>`, `<hbm, arg N>` or `<hbm, pool off>`.  The solvers (`solve`) need no IR.
+"""Memory planning: which values live in each core's LX scratchpad, and where.
+
+Before (after work division, [1024, 4096] fp16 on 32 cores)::
+
+    %y = spyre.pointwise "add" (%a, %b) {core_splits = array<i64: 32, 1>} : ...
+    %z = spyre.pointwise "mul" (%y, %c) {core_splits = array<i64: 32, 1>} : ...
+    func.return %z : ...
+
+After ``spyre-plan-memory``::
+
+    %y = spyre.pointwise "add" (%a, %b) {core_splits = ..., placement = #spyre.placement<lx, 0>} : ...
+    %z = spyre.pointwise "mul" (%y, %c) {core_splits = ..., placement = #spyre.placement<hbm, arg 3>} : ...
+
+The solver API (unit-tested without IR) is :class:`Buffer` and :func:`solve`;
+the pass is :func:`plan_memory` plus :class:`PlanMemoryPass`.
+
+Lifetimes are given in program positions: a buffer lives over the half-open
+``[start, end)`` with ``start`` its first use (for a computed value, the op that
+writes it) and ``end`` its last use + 1.  A buffer ``c`` may name *in-place
+parents*: buffers whose last use is the op that writes ``c`` (so
+``parent.end - 1 == c.start``, after the parent starts), at least as large as
+``c``; a solver may then give ``c`` its parent's block.
+
+Graph inputs (function arguments) are kernel arguments and never get a
+placement: nothing here moves one into LX (that would need an explicit copy-in
+op, which no pass emits).  Loops: positions number ops in pre-order over nested
+regions, and a read inside a loop counts at the loop's end, so per-tile values
+of a loop body live within one iteration and values around the loop live
+across it; LX candidates must be read only by compute ops of their own block.
+A loop-body value that also leaves the loop (read by ``tensor.insert_slice`` or
+``scf.yield``) is not a candidate today.  The copy-out DESIGN §4 asks for
+belongs in :func:`plan_memory` between steps 2 and 3: for such a value whose
+in-body readers would make it a candidate, insert ``spyre.pointwise "identity"``
+right after its writer (``core_splits`` = the writer's splits of the result
+dims), point the leaving uses at the copy, and give the copy the HBM
+placement; drop the copy again if the value is evicted.  No pass produces
+loops yet, so it is not implemented.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func, tensor
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir.affine import AffineConstantExpr
+from xdsl.passes import ModulePass
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, ViewOp, expr_range, tensor_layout
+from spyre_mlir.hardware import SpyreConfig, round_up
+from spyre_mlir.layout import ABSENT
+from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.passes.work_division import core_to_slice, stick_pieces, work_problem
+
+SOLVERS = ("greedy", "firstfit", "bestfit")
+"""The LX solvers of DESIGN §9, by ``lx-solver`` name."""
+
+_IN_PLACE_DISCOUNT = 0.25
+_WRITE_FIRST_BONUS = 0.5
+
+# --------------------------------------------------------------------------
+# The solver API (no IR)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One value to place: ``Buffer("y", 262144, 2, start=0, end=2)``.
+
+    ``start`` and ``end`` are keyword-only and required: the lifetime
+    ``[start, end)`` in program positions (first use, last use + 1).
+    """
+
+    name: str
+    """Unique name; the key of :func:`solve`'s result."""
+    size: int
+    """Bytes (per core, for LX)."""
+    uses: int
+    """Number of uses, the write included."""
+    first_use_is_read: bool = False
+    """True when the first use reads the buffer (e.g. a value staged before the region); usually the write."""
+    in_place_parents: tuple[str, ...] = ()
+    """Names of buffers whose block this one may take (their last use writes this one)."""
+    start: int = field(kw_only=True)
+    """First use (program position)."""
+    end: int = field(kw_only=True)
+    """Last use + 1 (program position); greater than ``start``."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "in_place_parents", tuple(self.in_place_parents))
+        if self.size <= 0 or self.uses <= 0:
+            raise SpyreError(f"buffer '{self.name}': size and uses must be positive, "
+                             f"got size {self.size} and {self.uses} uses")
+        if self.end <= self.start:
+            raise SpyreError(f"buffer '{self.name}': lifetime [{self.start}, {self.end}) is empty; "
+                             "end is the last use + 1")
+
+    def overlaps(self, other: Buffer) -> bool:
+        """True when the two lifetimes share a position."""
+        return self.start < other.end and other.start < self.end
+
+
+def solve(buffers: Sequence[Buffer], limit: int, alignment: int = 128,
+          solver: str = "greedy") -> dict[str, int | None]:
+    """Offsets of ``buffers`` in a memory of ``limit`` bytes, None for those evicted (to HBM).
+
+    Offsets are multiples of ``alignment``; a placed buffer lies within
+    ``[0, limit)``; two placed buffers live at the same position never overlap,
+    except a buffer and the in-place parent whose block it took.  ``solver`` is
+    one of :data:`SOLVERS` (DESIGN §9).  Raises :class:`SpyreError` for an
+    unknown solver, duplicate or unknown names, or a broken in-place invariant.
+    The result lists the buffers in input order.
+    """
+    if solver not in SOLVERS:
+        raise SpyreError(f"unknown LX solver '{solver}'; expected one of {', '.join(SOLVERS)}")
+    if alignment <= 0 or limit < 0:
+        raise SpyreError(f"alignment must be positive and limit non-negative, got {alignment} and {limit}")
+    by_name = _check_buffers(buffers)
+    if solver == "greedy":
+        placed = _greedy(buffers, by_name, limit, alignment)
+    else:
+        placed = _fit(buffers, by_name, limit, alignment, best=solver == "bestfit")
+    return {b.name: placed[b.name] for b in buffers}
+
+
+def _check_buffers(buffers: Sequence[Buffer]) -> dict[str, Buffer]:
+    """Buffers by name, after checking names and the in-place invariants."""
+    by_name: dict[str, Buffer] = {}
+    for b in buffers:
+        if b.name in by_name:
+            raise SpyreError(f"duplicate buffer name '{b.name}'")
+        by_name[b.name] = b
+    for child in buffers:
+        for name in child.in_place_parents:
+            parent = by_name.get(name)
+            if parent is None:
+                raise SpyreError(f"buffer '{child.name}': unknown in-place parent '{name}'")
+            _check_in_place(parent, child)
+    return by_name
+
+
+def _check_in_place(parent: Buffer, child: Buffer) -> None:
+    """A child is written by its parent's last use (after the parent starts) and is no larger."""
+    if not parent.start < child.start == parent.end - 1:
+        raise SpyreError(
+            f"in-place child '{child.name}' [{child.start}, {child.end}) must start at the last use of its "
+            f"parent '{parent.name}' [{parent.start}, {parent.end}), i.e. at {parent.end - 1}, after the "
+            "parent starts")
+    if child.size > parent.size:
+        raise SpyreError(f"in-place child '{child.name}' ({child.size} bytes) is larger than its parent "
+                         f"'{parent.name}' ({parent.size} bytes)")
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A placed buffer's bytes ``[offset, offset + size)`` (size aligned), live until ``end``."""
+
+    name: str
+    offset: int
+    size: int
+    end: int
+
+    @property
+    def top(self) -> int:
+        return self.offset + self.size
+
+
+def _merged(blocks: Iterable[_Block]) -> list[tuple[int, int]]:
+    """The occupied byte ranges ``(lo, hi)`` of ``blocks``, sorted and merged."""
+    ranges: list[tuple[int, int]] = []
+    for lo, hi in sorted((b.offset, b.top) for b in blocks):
+        if ranges and lo <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(ranges[-1][1], hi))
+        else:
+            ranges.append((lo, hi))
+    return ranges
+
+
+def _gaps(blocks: Iterable[_Block], limit: int) -> list[tuple[int, int]]:
+    """Free byte ranges ``(lo, hi)`` of ``[0, limit)`` around ``blocks``, lowest first."""
+    gaps, cursor = [], 0
+    for lo, hi in _merged(blocks):
+        gaps.append((cursor, lo))
+        cursor = hi
+    gaps.append((cursor, limit))
+    return [(lo, hi) for lo, hi in gaps if lo < hi]
+
+
+def _fits_in(lo: int, hi: int, size: int, alignment: int) -> int | None:
+    """The aligned offset at the bottom of gap ``[lo, hi)`` if ``size`` bytes fit there."""
+    offset = round_up(lo, alignment)
+    return offset if offset + size <= hi else None
+
+
+def _collides(offset: int, size: int, blocks: Iterable[_Block]) -> bool:
+    return any(offset < b.top and b.offset < offset + size for b in blocks)
+
+
+# -- greedy ----------------------------------------------------------------
+
+
+def _greedy(buffers: Sequence[Buffer], by_name: dict[str, Buffer], limit: int,
+            alignment: int) -> dict[str, int | None]:
+    """Time-stepped over all starts and ends: free what ends, then place what starts (input order)."""
+    starting: dict[int, list[Buffer]] = {}
+    for b in buffers:
+        starting.setdefault(b.start, []).append(b)
+    times = sorted({b.start for b in buffers} | {b.end for b in buffers})
+    live: list[_Block] = []
+    inherited: set[str] = set()
+    placed: dict[str, int | None] = {}
+    for t in times:
+        live = [blk for blk in live if blk.end > t]
+        for b in starting.get(t, ()):
+            offset = _inherit(b, by_name, live, inherited)
+            if offset is None:
+                offset = _greedy_offset(b.size, live, limit, alignment)
+            placed[b.name] = offset
+            if offset is not None:
+                live.append(_Block(b.name, offset, round_up(b.size, alignment), b.end))
+    return placed
+
+
+def _inherit(b: Buffer, by_name: dict[str, Buffer], live: list[_Block], inherited: set[str]) -> int | None:
+    """The block of ``b``'s first live in-place parent at least as large that no other child took."""
+    blocks = {blk.name: blk for blk in live}
+    for name in b.in_place_parents:
+        if name in blocks and name not in inherited and by_name[name].size >= b.size:
+            inherited.add(name)
+            return blocks[name].offset
+    return None
+
+
+def _greedy_offset(size: int, live: list[_Block], limit: int, alignment: int) -> int | None:
+    """At 0 if the bottom is free, else just above the top live block, else the first gap; None: evict."""
+    if size > limit:
+        return None
+    if not live or min(blk.offset for blk in live) >= size:
+        return 0
+    above = round_up(max(blk.top for blk in live), alignment)
+    if above + size <= limit:
+        return above
+    ranges = _merged(live)
+    for (_, lo), (hi, _) in zip(ranges, ranges[1:]):
+        offset = _fits_in(lo, hi, size, alignment)
+        if offset is not None:
+            return offset
+    return None
+
+
+# -- first fit / best fit ----------------------------------------------------
+
+
+def placement_score(b: Buffer, parents: set[str]) -> float:
+    """DESIGN §9 ordering score (smaller is placed first).
+
+    ``((end - start) - discount) / (uses + 0.5 if the first use is a write)``;
+    ``discount`` is 0.25 for having an in-place parent and 0.25 for being one
+    (``parents``: names some buffer lists as its in-place parent).
+    """
+    discount = _IN_PLACE_DISCOUNT * (bool(b.in_place_parents) + (b.name in parents))
+    weight = b.uses + (0.0 if b.first_use_is_read else _WRITE_FIRST_BONUS)
+    return ((b.end - b.start) - discount) / weight
+
+
+def placement_order(buffers: Sequence[Buffer]) -> list[Buffer]:
+    """Buffers by :func:`placement_score` (ties: input order), each in-place parent before its children."""
+    by_name = {b.name: b for b in buffers}
+    parents = {p for b in buffers for p in b.in_place_parents}
+    ranked = sorted(enumerate(buffers), key=lambda ib: (placement_score(ib[1], parents), ib[0]))
+    order: list[Buffer] = []
+    emitted: set[str] = set()
+
+    def emit(b: Buffer) -> None:
+        if b.name in emitted:
+            return
+        for name in b.in_place_parents:  # parents start strictly earlier: no cycles
+            emit(by_name[name])
+        emitted.add(b.name)
+        order.append(b)
+
+    for _, b in ranked:
+        emit(b)
+    return order
+
+
+def _fit(buffers: Sequence[Buffer], by_name: dict[str, Buffer], limit: int, alignment: int,
+         best: bool) -> dict[str, int | None]:
+    """First fit (lowest gap) or best fit (least waste) in the gaps of overlapping placed buffers."""
+    placed: dict[str, int | None] = {}
+    blocks: dict[str, _Block] = {}
+    for b in placement_order(buffers):
+        size = round_up(b.size, alignment)
+        conflicts = [blocks[n] for n in blocks if by_name[n].overlaps(b)]
+        offset = _parent_offset(b, size, blocks, conflicts, limit)
+        if offset is None and b.size <= limit:
+            offset = _gap_offset(b.size, conflicts, limit, alignment, best)
+        placed[b.name] = offset
+        if offset is not None:
+            blocks[b.name] = _Block(b.name, offset, size, b.end)
+    return placed
+
+
+def _parent_offset(b: Buffer, size: int, blocks: dict[str, _Block], conflicts: list[_Block],
+                   limit: int) -> int | None:
+    """The address of the first placed in-place parent whose block holds ``b`` (no other live buffer there)."""
+    for name in b.in_place_parents:
+        parent = blocks.get(name)
+        if parent is None or parent.offset + b.size > limit:
+            continue
+        others = [blk for blk in conflicts if blk.name != name]
+        if size <= parent.size and not _collides(parent.offset, size, others):
+            return parent.offset
+    return None
+
+
+def _gap_offset(size: int, conflicts: list[_Block], limit: int, alignment: int, best: bool) -> int | None:
+    """The lowest fitting gap, or (``best``) the fitting gap with the least waste (ties: lowest)."""
+    candidates = []
+    for lo, hi in _gaps(conflicts, limit):
+        offset = _fits_in(lo, hi, size, alignment)
+        if offset is not None:
+            candidates.append((hi - offset - size if best else 0, offset))
+    return min(candidates)[1] if candidates else None
+
+
+# --------------------------------------------------------------------------
+# The pass: values, lifetimes, LX eligibility, placements
+# --------------------------------------------------------------------------
+
+
+_ALIASES = (ViewOp, tensor.ExtractSliceOp)
+"""Ops whose result reads their source's storage: their readers extend the source's lifetime."""
+
+
+@dataclass(frozen=True)
+class PlannedValue:
+    """One value memory planning placed (the result record of :func:`plan_memory`)."""
+
+    value: SSAValue
+    buffer: Buffer
+    """Its HBM lifetime and full device bytes (the pool's view)."""
+    lx_size: int | None
+    """Per-core bytes when the value may live in LX, else None."""
+    placement: PlacementAttr
+
+
+def _positions(body: Operation) -> tuple[dict[Operation, int], dict[Operation, int]]:
+    """Program position of every op under ``body`` (pre-order), and one past its last nested op."""
+    ops = [op for op in body.walk() if op is not body]
+    pos = {op: i for i, op in enumerate(ops)}
+    after = {op: max(pos[inner] for inner in op.walk()) + 1 for op in ops}
+    return pos, after
+
+
+def _readers(value: SSAValue) -> list[Operation]:
+    """Ops that read ``value``'s storage: its users, and through views and slices theirs."""
+    found = []
+    for use in value.uses:
+        found.append(use.operation)
+        if isinstance(use.operation, _ALIASES) and use.index == 0:
+            found.extend(_readers(use.operation.results[0]))
+    return found
+
+
+def _lifetime(value: OpResult, pos: dict[Operation, int], after: dict[Operation, int]) -> tuple[int, int, int]:
+    """``(start, end, uses)``: the write, one past the last read, reads + 1.
+
+    A read inside a nested region counts at the end of the op of ``value``'s
+    block that holds it (a loop reads its operands in every iteration).
+    """
+    block, readers = value.op.parent_block(), _readers(value)
+    assert block is not None
+    start, end = pos[value.op], pos[value.op] + 1
+    for reader in readers:
+        holder = block.find_ancestor_op_in_block(reader)
+        assert holder is not None, "a reader of a value is nested in the value's block"
+        end = max(end, pos[reader] + 1 if holder is reader else after[holder])
+    return start, end, len(readers) + 1
+
+
+def _core_regions(op: ComputeOp, tensor_index: int) -> list[tuple[tuple[int, int], ...]]:
+    """Per core (in core-id order), the host box ``(lo, hi)`` per dim that ``op`` touches of one tensor.
+
+    Iteration dims are counted in padded pieces as work division counts them,
+    and cores map to slices as in code generation (:func:`core_to_slice`).
+    """
+    space = op.get_iteration_space()
+    splits = op.get_core_splits() or (1,) * len(space)
+    piece = stick_pieces(space, work_problem(op).tensors)
+    per_core = [-(-s // p) // n * p for s, p, n in zip(space, piece, splits)]
+    labels = [str(d) for d in range(len(space))]
+    split_k = [str(d) for d in op.reduction_dims() if splits[d] > 1]
+    k_first = split_k[0] if op.op_func().kind is OpKind.MATMUL and split_k else None
+    index_map = op.get_indexing_maps()[tensor_index]
+    regions = []
+    for slices in core_to_slice(labels, list(splits), math.prod(splits), k_first=k_first):
+        bounds = [(i * c, i * c + c - 1) for i, c in zip(slices, per_core)]
+        regions.append(tuple(expr_range(e, bounds) for e in index_map.results))
+    return regions
+
+
+def _covers_device_size(value: SSAValue, regions: list[tuple[tuple[int, int], ...]]) -> bool:
+    """True when the union of the per-core boxes is the whole device tensor (no back gap, no padding)."""
+    layout = tensor_layout(value.type)
+    for j, h in enumerate(layout.device_dims[:-1]):
+        if h == ABSENT:
+            continue
+        lo, hi = min(r[h][0] for r in regions), max(r[h][1] for r in regions)
+        eps = layout.elems_per_stick if h == layout.stick_dim else 1
+        if lo != 0 or -(-(hi + 1) // eps) != layout.device_size[j]:
+            return False
+    return True
+
+
+def _lx_size(value: OpResult) -> int | None:
+    """Per-core bytes if ``value`` may live in LX (DESIGN §9), else None.
+
+    Conditions: written by a compute op that does not split a reduction dim
+    (partial sums) and is not data movement (HBM to HBM); read only by compute
+    ops of the same block (its lifetime lies in one region), at least once,
+    none broadcasting it (a constant coordinate) or moving it; writer and
+    readers touch the same box of it on every core; the boxes cover the whole
+    device tensor (no back gap).  Size: device bytes / cores sharing it.
+    """
+    writer = value.op
+    if not isinstance(writer, ComputeOp) or writer.op_func().kind is OpKind.DATA_MOVEMENT:
+        return None
+    splits = writer.get_core_splits() or ()
+    if any(splits[d] > 1 for d in writer.reduction_dims() if d < len(splits)):
+        return None
+    readers = [use.operation for use in value.uses]
+    if not readers or any(not isinstance(r, ComputeOp) or r.parent_block() is not writer.parent_block()
+                          or r.op_func().kind is OpKind.DATA_MOVEMENT for r in readers):
+        return None
+    regions = _core_regions(writer, len(writer.inputs))
+    for use in value.uses:
+        reader = use.operation
+        assert isinstance(reader, ComputeOp)
+        if any(isinstance(e, AffineConstantExpr) for e in reader.get_indexing_maps()[use.index].results):
+            return None
+        if _core_regions(reader, use.index) != regions:
+            return None
+    nbytes = tensor_layout(value.type).nbytes
+    if not _covers_device_size(value, regions) or nbytes % len(regions):
+        return None
+    return nbytes // len(regions)
+
+
+def _in_place_parents(value: OpResult, names: dict[SSAValue, str], lx_sizes: dict[SSAValue, int | None],
+                      lifetimes: dict[SSAValue, tuple[int, int, int]]) -> tuple[str, ...]:
+    """LX candidates a pointwise ``value`` may overwrite: same type and map, dying at its writer."""
+    op = value.op
+    if not isinstance(op, ComputeOp) or op.op_func().kind is not OpKind.POINTWISE:
+        return ()
+    maps = op.get_indexing_maps()
+    parents = []
+    for i, x in enumerate(op.inputs):
+        if (x in names and lx_sizes.get(x) is not None and x.type == value.type and maps[i] == maps[-1]
+                and lifetimes[x][1] - 1 == lifetimes[value][0] and names[x] not in parents):
+            parents.append(names[x])
+    return tuple(parents)
+
+
+def _kernel_outputs(body: func.FuncOp) -> dict[SSAValue, int]:
+    """Returned values -> their kernel argument (function arguments come first)."""
+    ret = body.body.block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    outputs: dict[SSAValue, int] = {}
+    for j, v in enumerate(ret.arguments):
+        outputs.setdefault(v, len(body.body.block.args) + j)
+    return outputs
+
+
+def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
+                alignment: int = 128) -> list[PlannedValue]:
+    """Place every compute and fill result of ``body``; write and return the placements.
+
+    1. Graph outputs are kernel arguments ``<hbm, arg N>``.
+    2. Every other value gets its lifetime (program order, pre-order over
+       nested regions) and, if eligible, its per-core LX size; pointwise
+       results get in-place parents.
+    3. ``solver`` places the LX candidates in ``lx_limit`` bytes per core.
+    4. The rest go to the HBM pool, placed by best fit without a limit, so
+       pool offsets are reused by lifetime.
+    """
+    outputs = _kernel_outputs(body)
+    pos, after = _positions(body)
+    values = [r for op in body.walk() if isinstance(op, ComputeOp | FillOp) for r in op.results]
+    names = {v: f"v{i}" for i, v in enumerate(values)}
+    lifetimes = {v: _lifetime(v, pos, after) for v in values}
+    lx_sizes = {v: None if v in outputs else _lx_size(v) for v in values}
+    buffers = {v: Buffer(names[v], tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
+                         end=lifetimes[v][1]) for v in values}
+    candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
+                         in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
+                  for v in values if (size := lx_sizes[v]) is not None]
+    in_lx = solve(candidates, lx_limit, alignment, solver)
+    pooled = [buffers[v] for v in values if v not in outputs and in_lx.get(names[v]) is None]
+    pool = solve(pooled, sum(round_up(b.size, alignment) for b in pooled), alignment, "bestfit")
+    planned = []
+    for v in values:
+        if v in outputs:
+            placement = PlacementAttr("arg", outputs[v])
+        elif in_lx.get(names[v]) is not None:
+            placement = PlacementAttr("lx", in_lx[names[v]])
+        else:
+            placement = PlacementAttr("pool", pool[names[v]])
+        v.op.placement = placement
+        planned.append(PlannedValue(v, buffers[v], lx_sizes[v], placement))
+    return planned
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    """Place every value in LX or HBM (writes ``placement`` on compute and fill ops)."""
+
+    name = "spyre-plan-memory"
+
+    lx_solver: str = "greedy"
+    """LX solver: greedy, firstfit or bestfit (DESIGN §9)."""
+
+    lx_fraction: float | None = None
+    """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.lx_solver not in SOLVERS:
+            raise SpyreError(f"spyre-plan-memory: unknown lx-solver '{self.lx_solver}'; expected one of "
+                             f"{', '.join(SOLVERS)}")
+        try:
+            config = SpyreConfig() if self.lx_fraction is None else SpyreConfig(backend_lx_fraction=self.lx_fraction)
+        except SpyreError as e:
+            raise SpyreError(f"spyre-plan-memory: lx-fraction: {e.msg}") from None
+        for body in op.ops:
+            if isinstance(body, func.FuncOp) and not body.is_declaration:
+                plan_memory(body, config.usable_lx_bytes, self.lx_solver, config.alignment)

@@ -1,0 +1,10 @@
+// Bad options are one clear error.
+// RUN: not %spyre-opt %s -p 'spyre-plan-memory{lx-solver=worstfit}' 2>&1 | %filecheck %s --check-prefix=SOLVER
+// RUN: not %spyre-opt %s -p 'spyre-plan-memory{lx-fraction=1.5}' 2>&1 | %filecheck %s --check-prefix=FRACTION
+
+// SOLVER: error: spyre-plan-memory: unknown lx-solver 'worstfit'; expected one of greedy, firstfit, bestfit
+// FRACTION: error: spyre-plan-memory: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, got 1.5
+func.func @f(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %y = spyre.pointwise "exp" (%a) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  func.return %y : tensor<64x64xf16>
+}

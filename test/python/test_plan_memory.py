@@ -1,0 +1,250 @@
+"""spyre-plan-memory: the LX solvers of DESIGN §9 (no IR), then the pass end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.passes.plan_memory import SOLVERS, Buffer, placement_order, placement_score, solve
+
+KIB = 1024
+
+
+def buf(name, size, start, end, uses=2, **kw):
+    return Buffer(name, size, uses, start=start, end=end, **kw)
+
+
+# -- every solver ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_simple_packing(solver):
+    buffers = [buf("a", 256, 0, 3), buf("b", 128, 1, 3), buf("c", 512, 2, 4)]
+    placed = solve(buffers, 1024, solver=solver)
+    assert list(placed) == ["a", "b", "c"] and None not in placed.values()
+    spans = sorted((placed[b.name], placed[b.name] + b.size) for b in buffers)
+    assert all(hi <= lo for (_, hi), (lo, _) in zip(spans, spans[1:])) and spans[-1][1] <= 1024
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_alignment_padding_and_eviction(solver):
+    # 100 bytes take a 128-byte slot; the third buffer no longer fits in 384 bytes.
+    buffers = [buf("a", 100, 0, 4), buf("b", 100, 0, 4), buf("c", 200, 0, 4)]
+    placed = solve(buffers, 384, solver=solver)
+    assert placed["a"] % 128 == 0 and placed["b"] % 128 == 0
+    assert {placed["a"], placed["b"]} == {0, 128} and placed["c"] is None
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_reuse_after_lifetime_ends(solver):
+    placed = solve([buf("a", 1024, 0, 2), buf("b", 1024, 2, 4)], 1024, solver=solver)
+    assert placed == {"a": 0, "b": 0}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_buffer_larger_than_limit_is_evicted(solver):
+    placed = solve([buf("big", 4 * 1024 * KIB, 0, 2), buf("small", 256, 0, 2)], 1_625_344, solver=solver)
+    assert placed == {"big": None, "small": 0}
+
+
+def test_greedy_reuses_a_gap_between_live_blocks():
+    # a, b, c stacked; b ends; d does not fit above c nor at 0, only in b's hole.
+    buffers = [buf("a", 256, 0, 9), buf("b", 256, 0, 2), buf("c", 256, 0, 9), buf("d", 200, 3, 5)]
+    placed = solve(buffers, 768, solver="greedy")
+    assert placed == {"a": 0, "b": 256, "c": 512, "d": 256}
+
+
+def test_greedy_goes_at_zero_when_the_bottom_is_free_else_above_the_top():
+    buffers = [buf("a", 256, 0, 2), buf("b", 256, 0, 9), buf("c", 256, 2, 9), buf("d", 384, 2, 9)]
+    placed = solve(buffers, 4096, solver="greedy")
+    # at 2: a is freed, the lowest live block (b at 256) starts at c's size -> c at 0;
+    # d (384 bytes) does not fit below b -> just above the top.
+    assert placed == {"a": 0, "b": 256, "c": 0, "d": 512}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_in_place_child_takes_its_parent_block(solver):
+    # x dies at 2, the op that writes y: y may overwrite x.
+    buffers = [buf("w", 512, 0, 5), buf("x", 256, 1, 3), buf("y", 256, 2, 4, in_place_parents=("x",))]
+    placed = solve(buffers, 1024, solver=solver)
+    assert placed["y"] == placed["x"] and placed["w"] != placed["x"]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_in_place_child_of_an_evicted_parent_is_placed_normally(solver):
+    buffers = [buf("x", 2048, 0, 2), buf("y", 256, 1, 3, in_place_parents=("x",))]
+    assert solve(buffers, 1024, solver=solver) == {"x": None, "y": 0}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_two_children_cannot_share_one_parent_block(solver):
+    buffers = [buf("x", 256, 0, 2), buf("y", 256, 1, 3, in_place_parents=("x",)),
+               buf("z", 256, 1, 3, in_place_parents=("x",))]
+    placed = solve(buffers, 1024, solver=solver)
+    assert placed["y"] != placed["z"] and placed["x"] in (placed["y"], placed["z"])
+
+
+def test_firstfit_and_bestfit_choose_different_gaps():
+    # Uses order the placement a, b, c, d, e, f; b and d end before f starts, leaving
+    # f a 384-byte hole at 128 and an exact 128-byte hole at 768.
+    buffers = [buf("a", 128, 0, 10, uses=39), buf("b", 384, 0, 4, uses=14), buf("c", 256, 0, 10, uses=34),
+               buf("d", 128, 0, 4, uses=12), buf("e", 128, 0, 10, uses=29), buf("f", 128, 5, 7, uses=1)]
+    assert [b.name for b in placement_order(buffers)] == list("abcdef")
+    first = solve(buffers, 1024, solver="firstfit")
+    best = solve(buffers, 1024, solver="bestfit")
+    assert [first[n] for n in "abcde"] == [0, 128, 512, 768, 896]
+    assert first["f"] == 128  # the lowest gap, [128, 512)
+    assert best["f"] == 768   # the exact fit, [768, 896)
+
+
+def test_ordering_score_more_uses_first():
+    many, few = buf("many", 128, 0, 4, uses=5), buf("few", 128, 0, 4, uses=1)
+    assert placement_score(many, set()) < placement_score(few, set())
+    assert [b.name for b in placement_order([few, many])] == ["many", "few"]
+
+
+def test_ordering_score_writer_before_reader():
+    write = buf("w", 128, 0, 4)
+    read = buf("r", 128, 0, 4, first_use_is_read=True)
+    assert placement_score(write, set()) == pytest.approx(4 / 2.5)
+    assert placement_score(read, set()) == pytest.approx(4 / 2)
+    assert [b.name for b in placement_order([read, write])] == ["w", "r"]
+
+
+def test_ordering_score_in_place_discount_and_parents_first():
+    parent = buf("p", 128, 0, 5)
+    child = buf("c", 128, 4, 6, in_place_parents=("p",))
+    parents = {"p"}
+    assert placement_score(parent, parents) == pytest.approx((5 - 0.25) / 2.5)
+    assert placement_score(child, parents) == pytest.approx((2 - 0.25) / 2.5)
+    # The child scores lower but its parent is kept before it.
+    assert [b.name for b in placement_order([parent, child])] == ["p", "c"]
+
+
+def test_score_decides_who_gets_the_space_in_firstfit():
+    # Only one of the two fits; the one with more uses is placed first.
+    buffers = [buf("rare", 768, 0, 4, uses=1), buf("hot", 768, 0, 4, uses=6)]
+    assert solve(buffers, 1024, solver="firstfit") == {"rare": None, "hot": 0}
+    assert solve(buffers, 1024, solver="greedy") == {"rare": 0, "hot": None}  # input order
+
+
+# -- errors ----------------------------------------------------------------------
+
+
+def test_unknown_solver():
+    with pytest.raises(SpyreError, match="unknown LX solver 'worstfit'; expected one of greedy, firstfit, bestfit"):
+        solve([], 1024, solver="worstfit")
+
+
+def test_in_place_child_must_start_at_its_parents_last_use():
+    with pytest.raises(SpyreError, match="must start at the last use of its parent 'x'.*at 2"):
+        solve([buf("x", 256, 0, 3), buf("y", 256, 1, 4, in_place_parents=("x",))], 1024)
+
+
+def test_in_place_child_must_start_after_its_parent():
+    with pytest.raises(SpyreError, match="after the parent starts"):
+        solve([buf("x", 256, 1, 2), buf("y", 256, 1, 4, in_place_parents=("x",))], 1024)
+
+
+def test_in_place_child_must_be_no_larger():
+    with pytest.raises(SpyreError, match="'y' \\(512 bytes\\) is larger than its parent 'x' \\(256 bytes\\)"):
+        solve([buf("x", 256, 0, 2), buf("y", 512, 1, 4, in_place_parents=("x",))], 1024, solver="bestfit")
+
+
+def test_unknown_parent_and_duplicate_names():
+    with pytest.raises(SpyreError, match="unknown in-place parent 'nope'"):
+        solve([buf("y", 256, 1, 4, in_place_parents=("nope",))], 1024)
+    with pytest.raises(SpyreError, match="duplicate buffer name 'a'"):
+        solve([buf("a", 256, 0, 1), buf("a", 256, 1, 2)], 1024)
+
+
+def test_empty_lifetime_and_bad_size():
+    with pytest.raises(SpyreError, match="lifetime \\[3, 3\\) is empty"):
+        buf("a", 256, 3, 3)
+    with pytest.raises(SpyreError, match="size and uses must be positive"):
+        buf("a", 0, 0, 1)
+
+
+# -- property: no overlap, aligned, within the limit ---------------------------------
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(0, 12))
+    buffers = []
+    for i in range(n):
+        start = draw(st.integers(0, 10))
+        end = draw(st.integers(start + 1, 12))
+        size = draw(st.integers(1, 700))
+        parents: tuple[str, ...] = ()
+        dying = [b for b in buffers if b.end - 1 == start and b.start < start and b.size >= size]
+        if dying and draw(st.booleans()):
+            parents = (draw(st.sampled_from(dying)).name,)
+        buffers.append(Buffer(f"b{i}", size, draw(st.integers(1, 4)), draw(st.booleans()), parents,
+                              start=start, end=end))
+    return buffers, draw(st.integers(0, 2048)), draw(st.sampled_from([1, 64, 128]))
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@settings(max_examples=200, deadline=None)
+@given(problem=problems())
+def test_placements_never_overlap(solver, problem):
+    buffers, limit, alignment = problem
+    placed = solve(buffers, limit, alignment, solver)
+    assert list(placed) == [b.name for b in buffers]
+    live = [(b, placed[b.name]) for b in buffers if placed[b.name] is not None]
+    for b, off in live:
+        assert off % alignment == 0 and 0 <= off and off + b.size <= limit
+    for i, (b, ob) in enumerate(live):
+        for c, oc in live[i + 1:]:
+            in_place = ob == oc and (b.name in c.in_place_parents or c.name in b.in_place_parents)
+            if b.overlaps(c) and not in_place:
+                sb, sc = -(-b.size // alignment) * alignment, -(-c.size // alignment) * alignment
+                assert ob + sb <= oc or oc + sc <= ob, (b, ob, c, oc)
+
+
+@settings(max_examples=100, deadline=None)
+@given(problem=problems())
+def test_everything_fits_in_an_unbounded_memory(problem):
+    buffers, _, alignment = problem
+    limit = sum(-(-b.size // alignment) * alignment for b in buffers)
+    for solver in SOLVERS:
+        assert None not in solve(buffers, limit, alignment, solver).values()
+
+
+# -- the pass in the pipeline -------------------------------------------------------
+
+SEED = """func.func @main(%a: tensor<1024x4096xf16> {spyre.name = "a", spyre.role = "input"},
+                %b: tensor<1024x4096xf16> {spyre.name = "b", spyre.role = "input"},
+                %c: tensor<1024x4096xf16> {spyre.name = "c", spyre.role = "input"})
+    -> (tensor<1024x4096xf16> {spyre.name = "z"}) {
+  %y = spyre.pointwise "add" (%a, %b) : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
+  %z = spyre.pointwise "mul" (%y, %c) : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
+  func.return %z : tensor<1024x4096xf16>
+}
+"""
+
+
+def test_seed_example_untiled_keeps_y_in_lx(tmp_path):
+    from spyre_mlir.interpreter import run
+    from spyre_mlir.mlir_text import make_context, parse_module
+    from spyre_mlir.pipeline import COMPILE_STAGES, CompileOptions, compile_module
+
+    if "spyre-plan-memory" not in COMPILE_STAGES:
+        pytest.skip("spyre-plan-memory is not a stage of spyre-compile")
+    module = parse_module(make_context(), SEED, "seed.mlir")
+    out = compile_module(module, tmp_path / "out", CompileOptions(cores=32))
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal((1024, 4096)).astype(np.float16) for _ in range(3))
+    outputs, stats = run(out, [a, b, c])
+    totals = stats.as_dict()
+    eight_mib = 8 * 1024 * KIB
+    assert totals["hbm_bytes_read"] + totals["hbm_bytes_written"] == 4 * eight_mib  # a, b, c in; z out
+    assert totals["lx_peak_bytes"] == 256 * KIB  # y: 8 MiB over 32 cores
+    assert totals["lx_bytes_written"] == totals["lx_bytes_read"] == eight_mib
+    z = outputs[0] if isinstance(outputs, (list, tuple)) else next(iter(outputs.values()))
+    expected = (a.astype(np.float32) + b.astype(np.float32)) * c.astype(np.float32)
+    np.testing.assert_allclose(np.asarray(z, np.float32), expected, rtol=1e-2, atol=1e-2)
