@@ -18,6 +18,7 @@ _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
     ("spyre-propagate-named-dims", "spyre_mlir.passes.propagate_named_dims", "PropagateNamedDimsPass"),
     ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
     ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),
+    ("spyre-coarse-tile", "spyre_mlir.passes.coarse_tile", "CoarseTilePass"),
     ("spyre-work-division", "spyre_mlir.passes.work_division", "WorkDivisionPass"),
     ("spyre-plan-memory", "spyre_mlir.passes.plan_memory", "PlanMemoryPass"),
     ("spyre-lower-to-bundle", "spyre_mlir.passes.lower_to_bundle", "LowerToBundlePass"),

@@ -52,6 +52,9 @@ class OpFunc:
     identity: float | None = None
     combine: str | None = None
     casts: bool = False
+    averages: bool = False
+    """A reduction whose result is a mean: tiling combines per-tile results with
+    ``combine`` and scales once by ``1 / tile count``."""
 
     @property
     def arity(self) -> int:
@@ -94,8 +97,9 @@ def _pointwise(name: str, fn: Callable[..., np.ndarray], inputs: tuple[str, ...]
     return OpFunc(name, OpKind.POINTWISE, fn, inputs, dict(params or {}), casts=casts)
 
 
-def _reduction(name: str, fn: Callable[..., np.ndarray], identity: float, combine: str) -> OpFunc:
-    return OpFunc(name, OpKind.REDUCTION, fn, ("x",), {}, identity, combine)
+def _reduction(name: str, fn: Callable[..., np.ndarray], identity: float, combine: str,
+               averages: bool = False) -> OpFunc:
+    return OpFunc(name, OpKind.REDUCTION, fn, ("x",), {}, identity, combine, averages=averages)
 
 
 _XY = ("x", "y")
@@ -136,7 +140,7 @@ _TABLE: tuple[OpFunc, ...] = (
     _reduction("sum", lambda x, axis: np.sum(x, axis=axis, keepdims=True), 0.0, "add"),
     _reduction("max", lambda x, axis: np.max(x, axis=axis, keepdims=True), -math.inf, "maximum"),
     _reduction("min", lambda x, axis: np.min(x, axis=axis, keepdims=True), math.inf, "minimum"),
-    _reduction("mean", _mean, 0.0, "add"),
+    _reduction("mean", _mean, 0.0, "add", averages=True),
     # (Batched) matrix multiplication on the PT array.
     OpFunc("batchmatmul", OpKind.MATMUL, np.matmul, _XY, {}, 0.0, "add"),
     # Change of stick dimension in HBM.
