@@ -275,8 +275,9 @@ def test_folded_maps_read_what_eager_reads(data, shape):
     got = execute(module, [x.numpy()])
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
-        # Values are small integers (exp aside): a misread element is far off.
-        np.testing.assert_allclose(g, e, rtol=1e-6, atol=0)
+        # Inputs are small integers, so a misread element is far off; chained exps
+        # amplify float32 rounding (exp(exp(4)) differs by ~2e-6 between libms).
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=0)
 
 
 def test_flatten_seed_example_matches_eager():
