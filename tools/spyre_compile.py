@@ -21,9 +21,8 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from xdsl.utils.exceptions import DiagnosticException
 
-from spyre_mlir.diagnostics import SpyreError, print_spyre_warnings
+from spyre_mlir.tools.cli import run_tool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,27 +55,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-compile; returns the process exit code."""
     args = _parser().parse_args(argv)
-    print_spyre_warnings()
-    debug = args.debug or bool(os.environ.get("SPYRE_TRACEBACK"))
     source = os.path.basename(args.source.rpartition(":")[0] if args.source.count(":") else args.source)
-    try:
-        return run(args)
-    except SpyreError as e:
-        if debug:
-            raise
-        print(e.format(source), file=sys.stderr)
-        return 1
-    except (DiagnosticException, OSError) as e:
-        if debug:
-            raise
-        print(f"spyre-compile: error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:
-        if debug:
-            raise
-        print(f"spyre-compile: internal error: {type(e).__name__}: {e} (use --debug for the traceback)",
-              file=sys.stderr)
-        return 1
+    return run_tool("spyre-compile", lambda: run(args), source, debug=args.debug)
 
 
 if __name__ == "__main__":

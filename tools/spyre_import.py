@@ -27,9 +27,8 @@ import warnings
 from collections.abc import Sequence
 
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException
 
-from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.tools.cli import run_tool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,20 +68,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-import; returns the process exit code."""
     args = _parser().parse_args(argv)
-    try:
-        return run(args)
-    except SpyreError as e:
-        print(e.format(os.path.basename(args.model.rpartition(":")[0] or args.model)), file=sys.stderr)
-        return 1
-    except (DiagnosticException, OSError) as e:
-        print(f"spyre-import: error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:
-        if os.environ.get("SPYRE_TRACEBACK"):
-            raise
-        print(f"spyre-import: internal error: {type(e).__name__}: {e} "
-              "(set SPYRE_TRACEBACK=1 for the traceback)", file=sys.stderr)
-        return 1
+    return run_tool("spyre-import", lambda: run(args),
+                    os.path.basename(args.model.rpartition(":")[0] or args.model))
 
 
 if __name__ == "__main__":

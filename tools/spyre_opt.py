@@ -18,7 +18,6 @@ an internal error.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
@@ -28,7 +27,8 @@ from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from spyre_mlir.diagnostics import SpyreError, print_spyre_warnings
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.tools.cli import run_tool
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 from spyre_mlir.passes import all_passes
 
@@ -98,18 +98,8 @@ class SpyreOptMain(xDSLOptMain):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-opt; returns the process exit code."""
-    print_spyre_warnings()
-    try:
-        return SpyreOptMain(argv).run()
-    except (ArgSpecParseError, ValueError, OSError) as e:
-        print(f"spyre-opt: error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:
-        if os.environ.get("SPYRE_TRACEBACK"):
-            raise
-        print(f"spyre-opt: internal error: {type(e).__name__}: {e} "
-              "(set SPYRE_TRACEBACK=1 for the traceback)", file=sys.stderr)
-        return 1
+    return run_tool("spyre-opt", lambda: SpyreOptMain(argv).run(), "spyre-opt",
+                    user_errors=(ArgSpecParseError, ValueError, OSError))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.tools.cli import run_tool
 from spyre_mlir.interpreter.compare import compare, tolerance_for
 from spyre_mlir.interpreter.loading import load_output_dir
 from spyre_mlir.interpreter.runner import as_numpy, execute, host_inputs
@@ -162,20 +162,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-run; returns the process exit code."""
     args = _parser().parse_args(argv)
-    try:
-        return run(args)
-    except SpyreError as e:
-        print(e.format(args.directory), file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"spyre-run: error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:
-        if os.environ.get("SPYRE_TRACEBACK"):
-            raise
-        print(f"spyre-run: internal error: {type(e).__name__}: {e} "
-              "(set SPYRE_TRACEBACK=1 for the traceback)", file=sys.stderr)
-        return 1
+    return run_tool("spyre-run", lambda: run(args), args.directory, user_errors=(OSError,))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from xdsl.dialects import func
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp, FillOp, MatmulOp, PointwiseOp, ReduceOp, ViewOp
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, MatmulOp, PointwiseOp, ViewOp
 from spyre_mlir.importer import export_model, import_program, load_model
 from spyre_mlir.importer.views import eval_map
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
