@@ -14,8 +14,8 @@ import torch
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 
-BATCH, SEQ, HIDDEN, HEADS, FFN = 1, 128, 256, 4, 512
-HEAD_DIM = HIDDEN // HEADS  # 64
+BATCH, SEQ, HIDDEN, HEADS, FFN = 1, 128, 256, 2, 512
+HEAD_DIM = HIDDEN // HEADS  # 128, Granite's head dim: RoPE's halves are whole sticks
 EPS = 1e-6
 
 

@@ -48,7 +48,8 @@ Rules:
 3. **Readability.** An operand can be read in place when its stick coordinate
    (the coordinate of its layout's stick dim) is a constant (a broadcast) or one
    iteration dim with coefficient 1 plus terms and an offset that are multiples
-   of the stick width, with no ``floordiv``/``mod`` left after step 2.  Any other
+   of the stick width, and no coordinate keeps a ``floordiv``/``mod`` after step 2
+   (matmuls are never split, so a division in a matmul operand is a copy).  Any other
    view operand (a stick coordinate that mixes dims across sticks, a misaligned
    slice) is materialised: ``spyre.restickify`` with explicit maps copies the
    view's elements into a tensor of the view's type (its layout chosen by
@@ -434,17 +435,31 @@ def _fold_indexing(op: ComputeOp) -> tuple[Indexing, list[Read]] | None:
     return ix, reads
 
 
+def _division_left(coords: Sequence[Linear]) -> Linear | None:
+    """A coordinate that still divides an iteration dim (no layout label can describe it)."""
+    return next((c for c in coords if any(not isinstance(a, Dim) for a in c.atoms())), None)
+
+
+def _unreadable_reason(read: Read, coords: Sequence[Linear], space: Sequence[int]) -> str | None:
+    """Why a view operand cannot be read in place with ``coords``, or None when it can."""
+    if not is_read_in_place(Read(read.storage, tuple(coords), read.views), space):
+        stick = coords[tensor_layout(read.storage.type).stick_dim]
+        return f"whose stick coordinate {to_expr(stick)} cannot be read in place"
+    divided = _division_left(coords)
+    if divided is not None:
+        return f"whose coordinate {to_expr(divided)} keeps a division of an iteration dim"
+    return None
+
+
 def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
     """Steps 1-3 for one compute op: compose, co-simplify, materialise unreadable view operands."""
     while (folded := _fold_indexing(op)) is not None:
         ix, reads = folded
-        unreadable = [i for i, r in enumerate(reads) if r.views and _writes_in_place(op)
-                      and not is_read_in_place(Read(r.storage, ix.coords[i], r.views), ix.space)]
-        if unreadable:
-            i = unreadable[0]
-            emit_warning(f"operand #{i} is a view whose stick coordinate "
-                         f"{to_expr(ix.coords[i][tensor_layout(reads[i].storage.type).stick_dim])} cannot be read "
-                         "in place; it is copied by spyre.restickify", op=op)
+        reasons = [(i, why) for i, r in enumerate(reads) if r.views and _writes_in_place(op)
+                   and (why := _unreadable_reason(r, ix.coords[i], ix.space)) is not None]
+        if reasons:
+            i, why = reasons[0]
+            emit_warning(f"operand #{i} is a view {why}; it is copied by spyre.restickify", op=op)
             copy = materialise_view(rewriter, op.inputs[i], op)
             op.operands[i] = copy.result
             result.copies.append(copy)

@@ -121,7 +121,7 @@ class SdscExecutor:
         if op.kind is OpKind.REDUCTION:
             x = self._masked(core, full[0])
             axes = tuple(spec.labels.index(label) for label in self.reduced)
-            if op.name == "mean":
+            if op.averages:
                 count = math.prod(self._valid(label) for label in self.reduced)
                 return np.sum(x, axis=axes, keepdims=True) / np.float32(count)
             return op.compute(x, axis=axes)

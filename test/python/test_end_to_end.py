@@ -19,7 +19,6 @@ import torch
 
 import spyre_mlir
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
-from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import load_factory
 from spyre_mlir.interpreter import compare, run, tolerance_for
@@ -85,13 +84,10 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
 }
 BIG = {"add_1024x4096", "transformer_block"}
 """Programs compiled on 32 cores only (keeps this file's runtime modest)."""
-NOT_YET = {"transformer_block": "fold-views copies q/k through a restickify that reads two iteration dims "
-                                "inside one stick ((d2 * 64 + d4 * 32 + d5)), which no layout label describes"}
 
 
 def _cases() -> list[Any]:
-    return [pytest.param(name, cores, id=f"{name}-{cores}",
-                         marks=[pytest.mark.xfail(reason=NOT_YET[name], raises=SpyreError)] if name in NOT_YET else [])
+    return [pytest.param(name, cores, id=f"{name}-{cores}")
             for name in PROGRAMS for cores in CORES if cores == 32 or name not in BIG]
 
 
