@@ -47,26 +47,42 @@ Addresses: operand ``i`` of an ``sdsc_execute`` is the start address of one
 cores that start at the same address of a tensor share one symbol.  Symbol ids
 count down from -1 over the whole bundle in op, argument, core order.
 
-Not handled yet (an error names the op): ``scf.for`` loop nests.  Coarse tiling
-must hand this pass, per compute op inside a loop, each HBM tensor's window as
-``tensor.extract_slice`` / ``tensor.insert_slice`` offsets that are affine in the
-(normalised) loop induction variables; the pass then adds, per tensor and loop
-level, the byte stride ``device_offset(layout, d offsets / d iv)`` (DESIGN §6,
-e.g. ``affine_map<(d0, d1)[s0] -> (s0 + 65536*d0 + 2097152*d1)>``) through one
-``affine.apply`` per (tensor, core) whose symbol is the per-core address, and
-mirrors each ``scf.for`` with constant bounds ``0 .. count`` step 1
-(``TensorAccess.window`` already carries constant window offsets; ``back_gap``
-is derived from the storage extent minus the per-tile size).  ``spyre.view``
-must not reach this pass.
+Loop nests (spyre-coarse-tile): each ``scf.for 0 .. count step 1`` is mirrored
+with constant bounds (``%c0``, ``%c1``, ``%loop_bound_<k>``).  Every tensor of a
+compute op inside loops is traced to its storage: through
+``tensor.extract_slice`` (offsets affine in the loop ivs: ``arith.constant``, the
+ivs, ``affine.apply``), ``iter_args`` (the init's storage), loop results and
+``tensor.insert_slice`` (a value inserted into an accumulator, or yielded, is
+written straight into the accumulator's window; a ``tensor.empty`` init takes
+the storage its loop's result ends in: the output it is returned as, the
+enclosing accumulator's window, else a fresh pool buffer).  The tile is a window
+of the storage (``TensorAccess.window`` holds its constant offsets, so the
+back gap is the storage extent minus the tile extent per label); the
+iv-dependent part is a byte stride per loop level (``device_offset`` of the
+offset's coefficients; stick-dim steps must be whole sticks), emitted inside the
+loop as one ``affine.apply affine_map<(d0, ..)[s0] -> (s0 + stride*d0 + ..)>``
+over all enclosing ivs per (tensor, core), the per-core address being the
+symbol.  Per-tile values that only live in the body take their ``placement``
+(LX or pool, tile-sized).  A reduction accumulator (``spyre.fill`` init,
+combine op yielded) lives where its loop result ends: a kernel output, which
+the runtime initialises to the fill value (manifest ``fill`` on the output);
+when a compute op reads the loop result instead, a ``constant`` argument
+stacking one tile per iteration of the enclosing loops, so each outer iteration
+starts from a fresh identity tile.  Not handled (an error names the op): an
+accumulator that leaves its loop into a non-output buffer (needs a copy),
+rank-changing slices, iv-dependent windows of LX values.  ``spyre.view`` must
+not reach this pass.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import affine, arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -79,12 +95,14 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument, OpResult, SSAValue
+from xdsl.dialects.builtin import AffineMapAttr
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 
-from spyre_mlir.codegen.build_spec import TensorAccess, build_op_spec
+from spyre_mlir.codegen.build_spec import TensorAccess, _linear_terms, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
@@ -140,16 +158,53 @@ def _str_attr(attrs: ArrayAttr | None, index: int, key: str) -> str | None:
     return value.data if isinstance(value, StringAttr) else None
 
 
-class _Lowering:
-    """Storage assignment and OpSpecs of one function's compute ops."""
+Affine = tuple[int, dict[int, int]]
+"""An index value as ``constant + sum(coefficient x iv_level)`` (levels: loop depth, outermost 0)."""
 
-    def __init__(self, source: func.FuncOp, config: SpyreConfig):
+
+@dataclass(frozen=True)
+class _Loc:
+    """Where a (tile) tensor value lives: its storage window and byte stride per loop level."""
+
+    access: TensorAccess
+    strides: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class _Exec:
+    """One ``sdsc_execute``: the OpSpec and, per argument, its byte stride per loop level."""
+
+    spec: OpSpec
+    strides: tuple[dict[int, int], ...]
+    depth: int
+
+
+@dataclass(frozen=True)
+class _Loop:
+    """One mirrored ``scf.for 0 .. count step 1``."""
+
+    count: int
+    items: list
+
+
+_DYNAMIC = -9223372036854775808
+
+
+class _Lowering:
+    """Storage assignment and OpSpecs of one function's compute ops (and loop nests)."""
+
+    def __init__(self, source: func.FuncOp, config: SpyreConfig, pool_base: int = 0):
         self.source, self.config = source, config
         self.storage: dict[SSAValue, TensorAccess] = {}
+        self.locs: dict[SSAValue, _Loc] = {}
         self.args: list[KernelArgInfo] = []
         self.outputs: dict[SSAValue, int] = {}
         self.pool_size = 0
+        self.placed_pool_end = 0
+        self.pool_bump = pool_base
         self.next_symbol = -1
+        self.ivs: dict[SSAValue, int] = {}
+        self.counts: list[int] = []
 
     def new_symbol(self) -> int:
         self.next_symbol -= 1
@@ -165,10 +220,12 @@ class _Lowering:
             name = _str_attr(self.source.arg_attrs, i, "spyre.name") or f"arg{i}"
             self.args.append(KernelArgInfo(role, name, layout.nbytes, layout))
             self.storage[arg] = TensorAccess(layout, "hbm", PlacementAttr("arg", i), (0,) * len(layout.host_shape))
+            self.locs[arg] = _Loc(self.storage[arg])
         ret = self.source.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         for j, value in enumerate(ret.arguments):
-            if not isinstance(value, OpResult) or not isinstance(value.op, ComputeOp) or value in self.outputs:
+            computed = isinstance(value, OpResult) and isinstance(value.op, ComputeOp | scf.ForOp)
+            if not computed or value in self.outputs:
                 raise SpyreError(f"result #{j} must be computed by a compute op and returned once: "
                                  "returning an argument, a non-compute value or one value twice needs a copy",
                                  op=ret)
@@ -186,47 +243,210 @@ class _Lowering:
             if op.result in self.outputs:
                 placement = PlacementAttr("arg", self.outputs[op.result])
             else:
-                placement = PlacementAttr("pool", self.pool_size)
+                placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
         kind, value = placement.kind.data, placement.value.data
         if kind == "lx":
             return TensorAccess(layout, "lx", placement, origin)
         if kind == "pool":
-            self.pool_size = max(self.pool_size, round_up(value + layout.nbytes, self.config.alignment))
+            end = round_up(value + layout.nbytes, self.config.alignment)
+            self.placed_pool_end = max(self.placed_pool_end, end) if op.placement is not None else \
+                self.placed_pool_end
+            self.pool_size = max(self.pool_size, end)
         elif not 0 <= value < len(self.args) or self.args[value].role != "output":
             raise SpyreError(f"placement {placement} does not name an output kernel argument", op=op)
         return TensorAccess(layout, "hbm", placement, origin)
 
-    def constant(self, op: FillOp) -> None:
-        """3a. A ``spyre.fill`` becomes a ``constant`` kernel argument the runtime fills."""
-        layout = tensor_layout(op.result.type)
-        index = len(self.args)
-        self.args.append(KernelArgInfo("constant", f"fill_{index}", layout.nbytes, layout, op.fill_value()))
-        self.storage[op.result] = TensorAccess(layout, "hbm", PlacementAttr("arg", index),
-                                               (0,) * len(layout.host_shape))
+    def pool_alloc(self, nbytes: int) -> int:
+        """A fresh pool block (a bump allocation above the planned pool offsets)."""
+        offset = max(self.pool_bump, self.pool_size)
+        self.pool_bump = round_up(offset + nbytes, self.config.alignment)
+        self.pool_size = max(self.pool_size, self.pool_bump)
+        return offset
 
-    def op_specs(self) -> list[OpSpec]:
-        """3. One OpSpec per compute op, in program order."""
-        specs = []
-        for op in self.source.body.block.ops:
-            if isinstance(op, func.ReturnOp):
+    def constant(self, op: FillOp) -> None:
+        """3a. A ``spyre.fill`` becomes a ``constant`` kernel argument the runtime fills.
+
+        Inside loops, one fresh tile per iteration of the enclosing loops: the
+        argument stacks ``prod(counts)`` tiles and the fill's window advances
+        by one tile per iteration (the accumulator is re-initialised for free).
+        """
+        layout = tensor_layout(op.result.type)
+        dest = self.accumulator_destination(op)
+        if dest is not None:  # accumulate in place in an output the runtime initialises (manifest ``fill``)
+            output = dest.access.placement.value.data
+            previous = self.args[output].fill
+            if previous is not None and previous != op.fill_value():
+                raise SpyreError(f"output '{self.args[output].name}' would need two initial values", op=op)
+            self.args[output] = dataclasses.replace(self.args[output], fill=op.fill_value())
+            self.storage[op.result] = dest.access
+            self.locs[op.result] = dest
+            return
+        index = len(self.args)
+        stack = math.prod(self.counts)
+        arg_layout, nbytes = layout, layout.nbytes
+        strides: dict[int, int] = {}
+        if stack > 1:
+            tile = round_up(layout.nbytes, self.config.alignment)
+            arg_layout = StickLayout((stack * layout.host_shape[0], *layout.host_shape[1:]), layout.dtype,
+                                     layout.dim_order, layout.elems_per_stick) \
+                if layout.host_shape and layout.dim_order[-1] != 0 and tile == layout.nbytes else None
+            nbytes = stack * tile
+            step = tile
+            for level in reversed(range(len(self.counts))):
+                strides[level] = step
+                step *= self.counts[level]
+            if arg_layout is None or arg_layout.nbytes != nbytes:
+                raise SpyreError("a spyre.fill accumulator inside a loop needs a tile whose rows stack in "
+                                 "device memory (outermost host dim not the stick dim)", op=op)
+        self.args.append(KernelArgInfo("constant", f"fill_{index}", nbytes, arg_layout, op.fill_value()))
+        access = TensorAccess(layout, "hbm", PlacementAttr("arg", index), (0,) * len(layout.host_shape))
+        self.storage[op.result] = access
+        self.locs[op.result] = _Loc(access, tuple(sorted(strides.items())))
+
+    def accumulator_destination(self, op: FillOp) -> _Loc | None:
+        """The output window a fill-initialised accumulator ends in, when its loop result is
+        returned or inserted into an output (else None: a compute op reads the result)."""
+        uses = list(op.result.uses)
+        if len(uses) != 1 or not isinstance(uses[0].operation, scf.ForOp) or uses[0].index < 3:
+            return None
+        dest = self.destination(uses[0].operation.results[uses[0].index - 3], None)
+        if dest is None:
+            return None
+        placement = dest.access.placement
+        if placement.kind.data != "arg" or self.args[placement.value.data].role != "output":
+            raise SpyreError("a reduction accumulator that leaves its loop into a buffer other than a "
+                             "kernel output needs a copy; not lowered yet", op=op)
+        return dest
+
+    # -- affine index values and slices ---------------------------------------------------------
+
+    def affine_of(self, v: SSAValue) -> Affine:
+        if v in self.ivs:
+            return 0, {self.ivs[v]: 1}
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data, {}
+        if isinstance(owner, affine.ApplyOp):
+            m = owner.map.data
+            found = _linear_terms(m.results[0]) if len(m.results) == 1 and not m.num_symbols else None
+            if found is not None:
+                const, coeffs = found[1], {}
+                for d, c in found[0].items():
+                    oc, ol = self.affine_of(owner.mapOperands[d])
+                    const += c * oc
+                    for level, k in ol.items():
+                        coeffs[level] = coeffs.get(level, 0) + c * k
+                return const, {lv: k for lv, k in coeffs.items() if k}
+        raise SpyreError("a tile offset must be affine in the loop induction variables "
+                         "(arith.constant, scf.for iv, affine.apply)", op=owner if isinstance(owner, Operation)
+                         else self.source)
+
+    def offsets(self, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> list[Affine]:
+        dynamic = iter(op.offsets)
+        return [self.affine_of(next(dynamic)) if o == _DYNAMIC else (o, {})
+                for o in op.static_offsets.get_values()]
+
+    def shifted(self, loc: _Loc, offsets: Sequence[Affine], op: Operation) -> _Loc:
+        access = loc.access
+        layout = access.layout
+        if len(offsets) != len(access.window):
+            raise SpyreError("rank-changing slices are not lowered", op=op)
+        window = tuple(w + c for w, (c, _) in zip(access.window, offsets))
+        strides = dict(loc.strides)
+        levels = sorted({lv for _, coeffs in offsets for lv in coeffs})
+        for level in levels:
+            delta = [coeffs.get(level, 0) for _, coeffs in offsets]
+            stick = layout.stick_dim
+            if stick is not None and delta[stick] % layout.elems_per_stick:
+                raise SpyreError(f"tile offsets along the stick dim step by {delta[stick]} elements per "
+                                 f"iteration, not whole sticks of {layout.elems_per_stick}", op=op)
+            strides[level] = strides.get(level, 0) + device_offset(layout, delta)
+        return _Loc(TensorAccess(layout, access.memory, access.placement, window), tuple(sorted(strides.items())))
+
+    # -- where values live ----------------------------------------------------------------------
+
+    def loc_of(self, v: SSAValue) -> _Loc:
+        if v in self.locs:
+            return self.locs[v]
+        owner = v.owner
+        if isinstance(v, BlockArgument) and isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp):
+            loop = owner.parent_op()
+            loc = self.loc_of(loop.iter_args[v.index - 1])
+        elif isinstance(owner, tensor.ExtractSliceOp):
+            loc = self.shifted(self.loc_of(owner.source), self.offsets(owner), owner)
+        elif isinstance(owner, tensor.InsertSliceOp):
+            loc = self.loc_of(owner.dest)
+        elif isinstance(owner, scf.ForOp):
+            loc = self.loc_of(owner.iter_args[owner.results.index(v)])
+        elif isinstance(owner, tensor.EmptyOp):
+            uses = [u for u in v.uses if isinstance(u.operation, scf.ForOp)]
+            if len(uses) != 1 or len(list(v.uses)) != 1:
+                raise SpyreError("a tensor.empty must initialise exactly one loop accumulator", op=owner)
+            loop = uses[0].operation
+            loc = self.destination(loop.results[uses[0].index - 3], v)
+        else:
+            raise SpyreError(f"operand defined by '{getattr(owner, 'name', 'a block argument')}' is not a "
+                             "kernel argument, a fill, a compute result or a slice of one "
+                             "(spyre.view must be folded first)", op=owner if isinstance(owner, Operation)
+                             else self.source)
+        self.locs[v] = loc
+        return loc
+
+    def destination(self, value: SSAValue, full: SSAValue) -> _Loc | None:
+        """Where a value that leaves its region goes: an output, an enclosing accumulator, or None."""
+        if value in self.outputs:
+            layout = tensor_layout(value.type)
+            return _Loc(TensorAccess(layout, "hbm", PlacementAttr("arg", self.outputs[value]),
+                                     (0,) * len(layout.host_shape)))
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, tensor.InsertSliceOp) and use.index == 0:
+                return self.shifted(self.loc_of(user.dest), self.offsets(user), user)
+            if isinstance(user, scf.YieldOp) and isinstance(user.parent_op(), scf.ForOp):
+                return self.loc_of(user.parent_op().body.block.args[use.index + 1])
+        if full is None:
+            return None
+        layout = tensor_layout(full.type)
+        return _Loc(TensorAccess(layout, "hbm", PlacementAttr("pool", self.pool_alloc(layout.nbytes)),
+                                 (0,) * len(layout.host_shape)))
+
+    def compute(self, op: ComputeOp, depth: int) -> _Exec:
+        locs = [self.loc_of(v) for v in op.inputs]
+        dest = self.destination(op.result, None) if depth else None
+        if dest is None:
+            dest = _Loc(self.result_access(op))
+        self.locs[op.result] = dest
+        self.storage[op.result] = dest.access
+        locs.append(dest)
+        spec = build_op_spec(op, [loc.access for loc in locs], self.config.cores, self.new_symbol)
+        for loc, arg in zip(locs, spec.args):
+            if loc.strides and arg.memory != "hbm":
+                raise SpyreError("a tile window of an LX value is not lowered", op=op)
+        return _Exec(spec, tuple(dict(loc.strides) for loc in locs), depth)
+
+    def block(self, block: Block, depth: int) -> list:
+        items: list = []
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp | scf.YieldOp | arith.ConstantOp | affine.ApplyOp | tensor.EmptyOp
+                          | tensor.ExtractSliceOp | tensor.InsertSliceOp):
                 continue
             if isinstance(op, FillOp):
                 self.constant(op)
-                continue
-            if not isinstance(op, ComputeOp):
+            elif isinstance(op, scf.ForOp):
+                bounds = [self.affine_of(v) for v in (op.lb, op.ub, op.step)]
+                if any(b[1] for b in bounds) or bounds[0][0] != 0 or bounds[2][0] != 1:
+                    raise SpyreError("only scf.for 0 .. constant step 1 loops are lowered", op=op)
+                self.ivs[op.body.block.args[0]] = depth
+                self.counts.append(bounds[1][0])
+                items.append(_Loop(bounds[1][0], self.block(op.body.block, depth + 1)))
+                self.counts.pop()
+            elif isinstance(op, ComputeOp):
+                items.append(self.compute(op, depth))
+            else:
                 raise SpyreError(f"'{op.name}' cannot be lowered to the SDSC bundle: only compute ops "
-                                 "(spyre.pointwise, reduce, matmul, restickify) and spyre.fill on kernel "
-                                 "arguments and their results reach spyre-lower-to-bundle", op=op)
-            accesses = []
-            for i, v in enumerate(op.inputs):
-                if v not in self.storage:
-                    raise SpyreError(f"operand #{i} of '{op.name}' is not a kernel argument, a fill or a "
-                                     "compute result (spyre.view must be folded first)", op=op)
-                accesses.append(self.storage[v])
-            self.storage[op.result] = self.result_access(op)
-            specs.append(build_op_spec(op, [*accesses, self.storage[op.result]], self.config.cores,
-                                       self.new_symbol))
-        return specs
+                                 "(spyre.pointwise, reduce, matmul, restickify), spyre.fill and the scf.for "
+                                 "nests of spyre-coarse-tile reach spyre-lower-to-bundle", op=op)
+        return items
 
 
 def _address_key(spec_arg_placement: PlacementAttr, pool_index: int) -> tuple[int, int]:
@@ -236,8 +456,17 @@ def _address_key(spec_arg_placement: PlacementAttr, pool_index: int) -> tuple[in
     return spec_arg_placement.value.data, 0
 
 
-def build_bundle(specs: Sequence[OpSpec], args: Sequence[KernelArgInfo], cores: int) -> func.FuncOp:
-    """4. ``func.func @sdsc_bundle``: argument extraction, per-core addresses, one execute per op."""
+def _flatten(items: Sequence) -> list[_Exec]:
+    out = []
+    for item in items:
+        out.extend(_flatten(item.items) if isinstance(item, _Loop) else [item])
+    return out
+
+
+def build_bundle(items: Sequence, args: Sequence[KernelArgInfo], cores: int) -> func.FuncOp:
+    """4. ``func.func @sdsc_bundle``: argument extraction, per-core addresses, loops, one execute per op."""
+    items = [_Exec(i, (), 0) if isinstance(i, OpSpec) else i for i in items]
+    execs = _flatten(items)
     pool_index = next((i for i, a in enumerate(args) if a.role == "pool"), -1)
     bundle = func.FuncOp(BUNDLE_FUNC, ([InputArgType()] * len(args), []))
     bundle.attributes[KERNEL_ARGS_ATTR] = ArrayAttr(a.to_attr(i) for i, a in enumerate(args))
@@ -249,30 +478,85 @@ def build_bundle(specs: Sequence[OpSpec], args: Sequence[KernelArgInfo], cores: 
         extract = b.insert(InputArgExtractOp(arg))
         extract.result.name_hint = "arg"
         bases.append(extract.result)
-    needed = sorted({(k, base + off) for spec in specs for a in spec.args if a.memory == "hbm"
+    index = IndexType()
+    loops = [item for e in [items] for item in _loops(e)]
+    zero = one = None
+    bounds: list[SSAValue] = []
+    if loops:
+        zero = b.insert(arith.ConstantOp(IntegerAttr(0, index))).result
+        one = b.insert(arith.ConstantOp(IntegerAttr(1, index))).result
+        for loop in loops:
+            const = b.insert(arith.ConstantOp(IntegerAttr(loop.count, index)))
+            const.result.name_hint = "loop_bound"
+            bounds.append(const.result)
+    needed = sorted({(k, base + off) for e in execs for a in e.spec.args if a.memory == "hbm"
                      for k, base in [_address_key(a.placement, pool_index)] for off in a.core_offsets})
     addresses: dict[tuple[int, int], SSAValue] = {}
     for k, off in needed:
         if off == 0:
             addresses[(k, off)] = bases[k]
             continue
-        const = b.insert(arith.ConstantOp(IntegerAttr(off, IndexType())))
+        const = b.insert(arith.ConstantOp(IntegerAttr(off, index)))
         const.result.name_hint = "core_offset"
         add = b.insert(arith.AddiOp(bases[k], const.result))
         add.result.name_hint = "core"
         addresses[(k, off)] = add.result
-    for n, spec in enumerate(specs):
-        operands, ids = [], []
-        for a in spec.args:
-            if a.memory != "hbm":
+    counter = iter(range(len(execs)))
+    bound_of = {id(loop): bound for loop, bound in zip(loops, bounds)}
+
+    def emit(builder: Builder, body: Sequence, ivs: list[SSAValue]) -> None:
+        for item in body:
+            if isinstance(item, _Loop):
+                inner = Block(arg_types=[index])
+                inner.args[0].name_hint = "i"
+                builder.insert(scf.ForOp(zero, bound_of[id(item)], one, [], inner))
+                emit(Builder(InsertPoint.at_end(inner)), item.items, [*ivs, inner.args[0]])
+                Builder(InsertPoint.at_end(inner)).insert(scf.YieldOp())
                 continue
-            k, base = _address_key(a.placement, pool_index)
-            for symbol, off in dict(zip(a.symbols, a.core_offsets)).items():
-                operands.append(addresses[(k, base + off)])
-                ids.append(symbol)
-        b.insert(SdscExecuteOp(operands, f"sdsc_{n}.json", ids, attributes={OP_SPEC_ATTR: spec.to_attr()}))
+            n = next(counter)
+            spec = item.spec
+            operands, ids = [], []
+            for a, strides in zip(spec.args, item.strides or [{}] * len(spec.args)):
+                if a.memory != "hbm":
+                    continue
+                k, base = _address_key(a.placement, pool_index)
+                amap = None
+                if any(strides.values()):
+                    expr = AffineExpr.symbol(0)
+                    for level in range(len(ivs)):
+                        if strides.get(level):
+                            expr = expr + AffineExpr.dimension(level) * strides[level]
+                    amap = AffineMapAttr(AffineMap(len(ivs), 1, (expr,)))
+                for symbol, off in dict(zip(a.symbols, a.core_offsets)).items():
+                    address = addresses[(k, base + off)]
+                    if amap is not None:
+                        apply = builder.insert(affine.ApplyOp([*ivs, address], amap))
+                        apply.result.name_hint = "addr"
+                        address = apply.result
+                    operands.append(address)
+                    ids.append(symbol)
+            builder.insert(SdscExecuteOp(operands, f"sdsc_{n}.json", ids,
+                                         attributes={OP_SPEC_ATTR: spec.to_attr()}))
+
+    emit(b, items, [])
     b.insert(func.ReturnOp())
     return bundle
+
+
+def _loops(items: Sequence) -> list[_Loop]:
+    out = []
+    for item in items:
+        if isinstance(item, _Loop):
+            out.append(item)
+            out.extend(_loops(item.items))
+    return out
+
+
+def _lower(source: func.FuncOp, config: SpyreConfig, pool_base: int) -> _Lowering:
+    lowering = _Lowering(source, config, pool_base)
+    lowering.kernel_arguments()
+    lowering.items = lowering.block(source.body.block, 0)
+    return lowering
 
 
 def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
@@ -283,15 +567,19 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
                          f"{[f.sym_name.data for f in funcs]}", op=module)
     source = funcs[0]
     for op in source.walk():
-        if op is not source and op.parent_op() is not source and not isinstance(op, func.ReturnOp):
-            raise SpyreError(f"'{op.parent_op().name}' regions (loop nests) are not lowered yet", op=op)
-    lowering = _Lowering(source, config)
-    lowering.kernel_arguments()
-    specs = lowering.op_specs()
+        parent = op.parent_op()
+        if op is not source and parent is not source and not isinstance(parent, scf.ForOp):
+            raise SpyreError(f"'{parent.name}' regions are not lowered (only scf.for loop nests)", op=op)
+    # Full-size buffers the lowering itself allocates go above the pool offsets memory planning
+    # placed values at: a first run finds where those end.
+    lowering = _lower(source, config, 0)
+    if lowering.pool_bump:
+        lowering = _lower(source, config, lowering.placed_pool_end)
+    specs = [e.spec for e in _flatten(lowering.items)]
     args = list(lowering.args)
     if lowering.pool_size:
         args.append(KernelArgInfo("pool", "pool", lowering.pool_size))
-    bundle = build_bundle(specs, args, config.cores)
+    bundle = build_bundle(lowering.items, args, config.cores)
     module.body.block.insert_op_before(bundle, source)
     module.body.block.erase_op(source)
     return BundleResult(bundle, tuple(args), tuple(specs))

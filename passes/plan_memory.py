@@ -34,13 +34,12 @@ regions, and a read inside a loop counts at the loop's end, so per-tile values
 of a loop body live within one iteration and values around the loop live
 across it; LX candidates must be read only by compute ops of their own block.
 A loop-body value that also leaves the loop (read by ``tensor.insert_slice`` or
-``scf.yield``) is not a candidate today.  The copy-out DESIGN §4 asks for
-belongs in :func:`plan_memory` between steps 2 and 3: for such a value whose
-in-body readers would make it a candidate, insert ``spyre.pointwise "identity"``
-right after its writer (``core_splits`` = the writer's splits of the result
-dims), point the leaving uses at the copy, and give the copy the HBM
-placement; drop the copy again if the value is evicted.  No pass produces
-loops yet, so it is not implemented.
+``scf.yield``) is not a candidate: spyre-lower-to-bundle writes it straight
+into its destination (the accumulator's HBM window, at the tile offset) and its
+in-body readers read it there, so its pool placement here goes unused and no
+copy-out is needed.  Keeping such a value in LX for its in-body readers would
+need the copy-out DESIGN §4 describes (a ``spyre.pointwise "identity"`` after
+its writer carrying the leaving uses and the HBM placement); not implemented.
 """
 
 from __future__ import annotations

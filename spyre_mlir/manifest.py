@@ -32,7 +32,9 @@ run: every element of its device bytes, stick padding included, holds
 reaches the bundle is executed: the SDSC interface has no fill op, so the
 constant becomes a kernel argument that ops read like any HBM tensor.
 ``fill`` is a JSON number, or the string ``"inf"``, ``"-inf"`` or ``"nan"``
-(strict JSON has no non-finite numbers).
+(strict JSON has no non-finite numbers).  An ``output`` may carry a ``fill``
+too: the runtime initialises it the same way (a tiled reduction returned
+directly accumulates into the output, starting from the op's identity).
 """
 
 from __future__ import annotations
@@ -103,8 +105,8 @@ class Manifest:
 
     @property
     def constants(self) -> tuple[KernelArg, ...]:
-        """Constant tensors the runtime fills before the run."""
-        return tuple(a for a in self.args if a.role == "constant")
+        """Constant tensors (and outputs with a ``fill``) the runtime fills before the run."""
+        return tuple(a for a in self.args if a.role == "constant" or a.fill is not None)
 
     def to_json(self) -> str:
         """Deterministic JSON text (sorted keys, two-space indent, trailing newline)."""
@@ -156,7 +158,7 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
     if role == "pool":
         return KernelArg(index, role, name, nbytes)
     layout = _field(obj, "layout", dict, where)
-    fill = _fill(obj, where) if role == "constant" else None
+    fill = _fill(obj, where) if role == "constant" or (role == "output" and "fill" in obj) else None
     return KernelArg(
         index, role, name, nbytes,
         shape=_ints(_field(obj, "shape", list, where), "shape", where),

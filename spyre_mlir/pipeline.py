@@ -5,9 +5,8 @@
 """The compile pipeline.
 
 :data:`COMPILE_STAGES` is the one source of truth for the order of the stages
-of ``spyre-compile`` (DESIGN §4); a later issue inserts its pass at its place
-(``spyre-coarse-tile`` before work division, ``spyre-plan-memory`` after it).
-Every listed stage must be registered in ``SPYRE_PASSES``.
+of ``spyre-compile`` (DESIGN §4).  Every listed stage must be registered in
+``SPYRE_PASSES``.
 
 * :class:`SpyreCompilePass` (``spyre-opt -p 'spyre-compile{cores=4}'``) runs the stages;
 * :func:`compile_module` runs them on a module and writes the output directory;
@@ -40,6 +39,7 @@ COMPILE_STAGES: tuple[str, ...] = (
     "spyre-propagate-named-dims",
     "spyre-stickify",
     "spyre-fold-views",
+    "spyre-coarse-tile",
     "spyre-work-division",
     "spyre-plan-memory",
     "spyre-lower-to-bundle",
@@ -47,8 +47,8 @@ COMPILE_STAGES: tuple[str, ...] = (
 """The passes of ``spyre-compile``, in order."""
 
 
-def compile_stages(cores: int) -> list[ModulePass]:
-    """The stage passes, each given ``cores`` when it takes that option."""
+def compile_stages(cores: int, span_tiling: bool = True) -> list[ModulePass]:
+    """The stage passes, each given ``cores`` (and ``span_tiling``) when it takes that option."""
     from spyre_mlir.passes import SPYRE_PASSES
 
     passes = []
@@ -56,8 +56,9 @@ def compile_stages(cores: int) -> list[ModulePass]:
         if name not in SPYRE_PASSES:
             raise SpyreError(f"pipeline stage '{name}' is not a registered pass")
         cls = SPYRE_PASSES[name]()
-        takes_cores = any(f.name == "cores" for f in dataclasses.fields(cls))
-        passes.append(cls(cores=cores) if takes_cores else cls())
+        fields = {f.name for f in dataclasses.fields(cls)}
+        options = {k: v for k, v in (("cores", cores), ("span_tiling", span_tiling)) if k in fields}
+        passes.append(cls(**options))
     return passes
 
 
@@ -79,8 +80,11 @@ class SpyreCompilePass(ModulePass):
     cores: int | None = None
     """Cores of the target, 1..32; None takes ``SENCORES`` from the environment, else 32."""
 
+    span_tiling: bool = True
+    """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in compile_stages(target_cores(self.cores)):
+        for stage in compile_stages(target_cores(self.cores), self.span_tiling):
             stage.apply(ctx, op)
 
 
@@ -98,13 +102,15 @@ class CompileOptions:
     """Report the wall time of every stage (to ``log``)."""
     verify_each: bool = False
     """Verify after every stage, not only at the end."""
+    span_tiling: bool = True
+    """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
 
 
 def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr) -> None:
     """Run the pipeline stages on ``module`` in place; verify at the end (or after each)."""
     ctx = make_context()
     timings = []
-    for stage in compile_stages(target_cores(options.cores)):
+    for stage in compile_stages(target_cores(options.cores), options.span_tiling):
         start = time.perf_counter()
         stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))

@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every stage (stderr)")
     p.add_argument("--time-passes", action="store_true", help="report the time of every stage (stderr)")
     p.add_argument("--verify-each", action="store_true", help="verify after every stage")
+    p.add_argument("--no-span-tiling", dest="span_tiling", action="store_false",
+                   help="do not tile ops that overflow the per-core span limit (spyre-coarse-tile)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -44,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from spyre_mlir.pipeline import CompileOptions, compile_module, load_source
 
     options = CompileOptions(cores=args.cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
-                             time_passes=args.time_passes, verify_each=args.verify_each)
+                             time_passes=args.time_passes, verify_each=args.verify_each,
+                             span_tiling=args.span_tiling)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         module = load_source(args.source)

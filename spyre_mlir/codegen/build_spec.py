@@ -180,20 +180,31 @@ class _SpecBuilder:
         extent = layout.host_shape[h]
         if h == layout.stick_dim:
             extent = round_up(extent, layout.elems_per_stick)
+        ordered = sorted(found[0].items(), key=lambda dc: dc[1])
         terms, stride = [], 1
-        for i, (dim, coefficient) in enumerate(sorted(found[0].items(), key=lambda dc: dc[1])):
+        for i, (dim, coefficient) in enumerate(ordered):
+            # A window of a wider storage (a tile's strided bounding slice) steps by more than the
+            # inner dims' sizes: the inner term's extent is then the next coefficient (a back gap).
             if coefficient != stride:
                 raise self.error(f"host dim {h} of {self.what(t)} is indexed by {m.results[h]}, whose terms "
                                  f"do not nest row-major (coefficient {coefficient} of d{dim}, expected {stride})")
-            inner = i < len(found[0]) - 1
+            inner = i < len(ordered) - 1
+            step = self.space[dim]
+            if inner:
+                following = ordered[i + 1][1]
+                if following % coefficient or following // coefficient < step:
+                    raise self.error(f"host dim {h} of {self.what(t)} is indexed by {m.results[h]}, whose terms "
+                                     f"do not nest row-major (coefficient {following} of d{ordered[i + 1][0]}, "
+                                     f"expected a multiple of {coefficient * step})")
+                step = following // coefficient
             if inner and i == 0 and h == layout.stick_dim and self.space[dim] % layout.elems_per_stick:
                 raise self.error(f"host dim {h} of {self.what(t)} is indexed by {m.results[h]}: iteration dim "
                                  f"d{dim} of {self.space[dim]} elements shares a stick with another dim")
             if not inner and extent % coefficient:
                 raise self.error(f"host dim {h} of {self.what(t)} has {extent} elements, not a multiple of "
                                  f"the stride {coefficient} of d{dim} in {m.results[h]}")
-            terms.append(_Term(dim, "dim", self.space[dim] if inner else extent // coefficient))
-            stride *= self.space[dim]
+            terms.append(_Term(dim, "dim", step if inner else extent // coefficient))
+            stride *= step
         return terms
 
     def constant_terms(self, t: int, h: int) -> list[_Term]:
@@ -206,7 +217,7 @@ class _SpecBuilder:
         if t != self.out and self.func.kind is OpKind.POINTWISE and layout.host_shape[h] == 1:
             shift = len(self.maps[self.out].results) - len(m.results)
             target = _dim_plus_const(self.maps[self.out].results[h + shift])
-            if target is not None and target[0] is not None:
+            if target is not None and target[0] is not None and target[0] not in m.used_dims():
                 return [_Term(target[0], "broadcast", 1)]
         return []
 
@@ -320,7 +331,7 @@ class _SpecBuilder:
         types = [""] * len(tensors)
         for t in order:
             info = tensors[t]
-            key = (info.stick_label, frozenset(info.labels), info.access.layout.elems_per_stick)
+            key = (info.stick_label, tuple(info.labels), info.access.layout.elems_per_stick)
             if key not in keys:
                 if len(keys) == len(names):
                     raise self.error(f"more than {len(names)} distinct operand layouts")
