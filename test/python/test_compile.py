@@ -74,6 +74,16 @@ def test_unwritable_directory_is_one_error(tmp_path, add_mlir, capsys):
         locked.chmod(0o700)
 
 
+def test_output_below_a_file_is_one_error(tmp_path, add_mlir, capsys):
+    """Unwritable even for root: the output directory's parent is a regular file."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    assert main([str(add_mlir), "-o", str(blocker / "out")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot write the output directory" in err[0] and "Traceback" not in err[0]
+    assert blocker.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["add.mlir", "blocker"]
+
+
 def test_unsupported_construct_is_one_error(tmp_path, capsys):
     bad = tmp_path / "bad.mlir"
     bad.write_text("""func.func @main(%a: tensor<64x128xf16>) -> tensor<64x2x32xf16> {
