@@ -19,17 +19,16 @@ import torch
 
 import spyre_mlir
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
-from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import load_factory
-from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.interpreter import compare, tolerance_for
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
-from spyre_mlir.tools.spyre_run import model_inputs
+
+from e2e_support import ImportedPrograms, Program, compile_and_check
 
 ROOT = Path(__file__).resolve().parents[2]
 CORES = (1, 4, 32)
 
-Program = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 def _example(spec: str) -> Callable[[], Program]:
@@ -92,33 +91,9 @@ def _cases() -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def imported() -> Callable[[str], tuple[Program, Any]]:
+def imported() -> ImportedPrograms:
     """Per program: its (fn, inputs) and its imported module, exported once."""
-    cache: dict[str, tuple[Program, Any]] = {}
-
-    def get(name: str) -> tuple[Program, Any]:
-        if name not in cache:
-            torch.manual_seed(0)
-            fn, inputs = PROGRAMS[name]()
-            cache[name] = ((fn, tuple(inputs)), import_program(export_model(fn, tuple(inputs))))
-        return cache[name]
-
-    return get
-
-
-def compile_and_check(name: str, cores: int, out: Path, imported) -> None:
-    (fn, inputs), module = imported(name)
-    compile_module(module.clone(), out, CompileOptions(cores=cores), log=io.StringIO())
-    manifest = read_manifest(out)
-    outputs, stats = run(out, model_inputs(fn, inputs, manifest, name))
-    with torch.no_grad():
-        result = fn(*inputs)
-    expected = list(result) if isinstance(result, (tuple, list)) else [result]
-    assert len(expected) == len(manifest.outputs)
-    for arg, ref in zip(manifest.outputs, expected):
-        assert arg.dtype is not None
-        compare(arg.name, outputs[arg.name], ref.numpy(), tolerance_for(arg.dtype))
-    assert 1 <= max(op.cores_used for op in stats.ops) <= cores
+    return ImportedPrograms(PROGRAMS)
 
 
 @pytest.mark.parametrize("name, cores", _cases())

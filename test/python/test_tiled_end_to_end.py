@@ -8,7 +8,6 @@ its hints and a few tiled reductions must match eager on 1, 4 and 32 cores.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -22,20 +21,17 @@ import torch
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.codegen.bundle_text import print_mixed
-from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import load_factory
-from spyre_mlir.interpreter import compare, run, tolerance_for
-from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context
-from spyre_mlir.pipeline import CompileOptions, SpyreCompilePass, compile_module
-from spyre_mlir.tools.spyre_run import model_inputs
+from spyre_mlir.pipeline import SpyreCompilePass
+
+from e2e_support import ImportedPrograms, Program, compile_and_check
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / ".." / "shared" / "reference" / "bundle_add_mul_nested"
 MIB = 1 << 20
 MAP = "affine_map<(d0, d1)[s0] -> (s0 + 65536*d0 + 2097152*d1)>"
 
-Program = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 def _example(spec: str) -> Callable[[], Program]:
@@ -83,38 +79,16 @@ BIG = {"transformer_block"}
 
 
 @pytest.fixture(scope="module")
-def imported() -> Callable[[str], tuple[Program, Any]]:
-    cache: dict[str, tuple[Program, Any]] = {}
-
-    def get(name: str) -> tuple[Program, Any]:
-        if name not in cache:
-            torch.manual_seed(0)
-            fn, inputs = PROGRAMS[name]()
-            cache[name] = ((fn, tuple(inputs)), import_program(export_model(fn, tuple(inputs))))
-        return cache[name]
-
-    return get
-
-
-def _compile_and_run(name: str, cores: int, out: Path, imported) -> Any:
-    (fn, inputs), module = imported(name)
-    compile_module(module.clone(), out, CompileOptions(cores=cores), log=io.StringIO())
-    manifest = read_manifest(out)
-    outputs, stats = run(out, model_inputs(fn, inputs, manifest, name))
-    with torch.no_grad():
-        result = fn(*inputs)
-    expected = list(result) if isinstance(result, (tuple, list)) else [result]
-    assert len(expected) == len(manifest.outputs)
-    for arg, ref in zip(manifest.outputs, expected):
-        compare(arg.name, outputs[arg.name], ref.numpy(), tolerance_for(arg.dtype))
-    return stats
+def imported() -> ImportedPrograms:
+    """Per program: its (fn, inputs) and its imported module, exported once."""
+    return ImportedPrograms(PROGRAMS)
 
 
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory, imported) -> tuple[Path, Any]:
     """The seed example compiled on 32 cores, and its interpreter run's statistics."""
     out = tmp_path_factory.mktemp("seed") / "out"
-    return out, _compile_and_run("add_mul_nested", 32, out, imported)
+    return out, compile_and_check("add_mul_nested", 32, out, imported)
 
 
 def test_seed_bundle_loops_and_affine_map(seed):
@@ -183,7 +157,7 @@ def _cases() -> list[Any]:
 
 @pytest.mark.parametrize("name, cores", _cases())
 def test_tiled_program_matches_eager(name, cores, tmp_path, imported):
-    _compile_and_run(name, cores, tmp_path / "out", imported)
+    compile_and_check(name, cores, tmp_path / "out", imported)
     assert ("scf.for" in (tmp_path / "out" / "bundle.mlir").read_text()) == (name in TILED)
 
 

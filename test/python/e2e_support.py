@@ -1,0 +1,52 @@
+"""Shared by the end-to-end tests: export each program once, compile, interpret, compare with eager."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.manifest import read_manifest
+from spyre_mlir.pipeline import CompileOptions, compile_module
+from spyre_mlir.tools.spyre_run import model_inputs
+
+Program = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+class ImportedPrograms:
+    """Per program name: its (fn, inputs) and its imported module, exported once."""
+
+    def __init__(self, programs: Mapping[str, Callable[[], Program]]):
+        self.programs = programs
+        self.cache: dict[str, tuple[Program, Any]] = {}
+
+    def __call__(self, name: str) -> tuple[Program, Any]:
+        if name not in self.cache:
+            torch.manual_seed(0)
+            fn, inputs = self.programs[name]()
+            self.cache[name] = ((fn, tuple(inputs)), import_program(export_model(fn, tuple(inputs))))
+        return self.cache[name]
+
+
+def compile_and_check(name: str, cores: int, out: Path, imported: ImportedPrograms) -> Any:
+    """Compile ``name`` on ``cores`` into ``out``, run it on the interpreter, compare with eager.
+
+    Returns the interpreter's stats.
+    """
+    (fn, inputs), module = imported(name)
+    compile_module(module.clone(), out, CompileOptions(cores=cores), log=io.StringIO())
+    manifest = read_manifest(out)
+    outputs, stats = run(out, model_inputs(fn, inputs, manifest, name))
+    with torch.no_grad():
+        result = fn(*inputs)
+    expected = list(result) if isinstance(result, (tuple, list)) else [result]
+    assert len(expected) == len(manifest.outputs)
+    for arg, ref in zip(manifest.outputs, expected):
+        assert arg.dtype is not None
+        compare(arg.name, outputs[arg.name], ref.numpy(), tolerance_for(arg.dtype))
+    return stats
