@@ -110,7 +110,7 @@ from spyre_mlir.dialects.spyre import (
     layout_attr,
     tensor_layout,
 )
-from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.hardware import SpyreConfig, config_for_cores
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.passes.work_division import PieceSpace, reduce_spans, stick_pieces, work_problem
 
@@ -885,7 +885,7 @@ class CoarseTilePass(ModulePass):
     """Also tile ops whose tensors cannot be divided across the cores within the per-core span limit."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = SpyreConfig.from_env()
+        config = config_for_cores(None, "spyre-coarse-tile")
         for func in [f for f in op.walk() if isinstance(f, FuncOp)]:
             if not func.body.blocks:
                 continue

@@ -107,7 +107,7 @@ from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, tensor_layout
-from spyre_mlir.hardware import SpyreConfig, round_up
+from spyre_mlir.hardware import SpyreConfig, config_for_cores, round_up
 from spyre_mlir.layout import StickLayout
 
 BUNDLE_FUNC = "sdsc_bundle"
@@ -596,4 +596,4 @@ class LowerToBundlePass(ModulePass):
     ``SENCORES`` from the environment, else 32."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_to_bundle(op, SpyreConfig.from_env() if self.cores is None else SpyreConfig(cores=self.cores))
+        lower_to_bundle(op, config_for_cores(self.cores, "spyre-lower-to-bundle"))

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -59,7 +58,7 @@ from xdsl.passes import ModulePass
 
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr, expr_range, tensor_layout
-from spyre_mlir.hardware import CORES_ENV_VAR, SpyreConfig, element_bytes
+from spyre_mlir.hardware import SpyreConfig, config_for_cores, element_bytes
 from spyre_mlir.layout import ABSENT
 from spyre_mlir.opfuncs import OpKind
 
@@ -494,11 +493,7 @@ def divide_work(op: ComputeOp, config: SpyreConfig) -> WorkDivision:
 
 def work_division_config(cores: int | None) -> SpyreConfig:
     """The machine config for ``cores`` (None: ``SENCORES``, else 32); a clear error outside 1..32."""
-    try:
-        return SpyreConfig.from_env() if cores is None else SpyreConfig(cores=cores)
-    except SpyreError as e:
-        source = f"{CORES_ENV_VAR}={os.environ.get(CORES_ENV_VAR)}" if cores is None else f"cores={cores}"
-        raise SpyreError(f"spyre-work-division: {source}: {e.msg}") from None
+    return config_for_cores(cores, "spyre-work-division")
 
 
 @dataclass(frozen=True)

@@ -161,3 +161,16 @@ class SpyreConfig:
                     f"got '{env_cores}'"
                 ) from None
         return cls(**overrides)
+
+
+def config_for_cores(cores: int | None, who: str) -> SpyreConfig:
+    """The config for ``cores``; None takes ``SENCORES`` from the environment, else 32.
+
+    A bad value is one :class:`SpyreError` naming ``who`` (the pass or tool) and
+    where the value came from.
+    """
+    try:
+        return SpyreConfig.from_env() if cores is None else SpyreConfig(cores=cores)
+    except SpyreError as e:
+        source = f"{CORES_ENV_VAR}={os.environ.get(CORES_ENV_VAR)}" if cores is None else f"cores={cores}"
+        raise SpyreError(f"{who}: {source}: {e.msg}") from None

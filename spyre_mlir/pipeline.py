@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import CORES_ENV_VAR, SpyreConfig
+from spyre_mlir.hardware import config_for_cores
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 
 COMPILE_STAGES: tuple[str, ...] = (
@@ -64,11 +64,7 @@ def compile_stages(cores: int, span_tiling: bool = True) -> list[ModulePass]:
 
 def target_cores(cores: int | None) -> int:
     """``cores``, or ``SENCORES`` from the environment (else 32) when None; checked to be 1..32."""
-    try:
-        return (SpyreConfig.from_env() if cores is None else SpyreConfig(cores=cores)).cores
-    except SpyreError as e:
-        source = f"{CORES_ENV_VAR}={os.environ.get(CORES_ENV_VAR)}" if cores is None else f"cores={cores}"
-        raise SpyreError(f"spyre-compile: {source}: {e.msg}") from None
+    return config_for_cores(cores, "spyre-compile").cores
 
 
 @dataclass(frozen=True)
