@@ -10,12 +10,30 @@ from typing import Any
 import torch
 
 from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.importer.loader import load_factory
 from spyre_mlir.interpreter import compare, run, tolerance_for
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
 from spyre_mlir.tools.spyre_run import model_inputs
 
 Program = tuple[Callable[..., Any], tuple[Any, ...]]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _example(spec: str) -> Callable[[], Program]:
+    return lambda: load_factory(str(ROOT / "examples" / spec))()
+
+
+EXAMPLES: dict[str, Callable[[], Program]] = {
+    "add_mul_nested": _example("add_mul_nested.py:build"),
+    "wsr_matmul": _example("wsr_matmul.py:build"),
+    "wsr_matmul_view": _example("wsr_matmul.py:build_view"),
+    "softmax": _example("softmax.py:build"),
+    "rope": _example("rope.py:build"),
+    "transformer_block": _example("transformer_block.py:build"),
+}
+"""Every example factory, with its hints."""
 
 
 class ImportedPrograms:

@@ -122,17 +122,10 @@ def test_compile_api(tmp_path):
     shutil.rmtree(temp.directory.parent)
 
 
-def test_add_mul_nested_example_twice_identical(tmp_path):
+@pytest.mark.parametrize("example", ["add_mul_nested", "transformer_block"])
+def test_example_compiles_twice_identically(tmp_path, example):
     pytest.importorskip("torch")
-    spec = f"{ROOT / 'examples' / 'add_mul_nested.py'}:build"
-    assert main([spec, "-o", str(tmp_path / "a")]) == 0
-    assert main([spec, "-o", str(tmp_path / "b")]) == 0
-    assert files_of(tmp_path / "a") == files_of(tmp_path / "b")
-
-
-def test_transformer_block_twice_identical(tmp_path):
-    pytest.importorskip("torch")
-    spec = f"{ROOT / 'examples' / 'transformer_block.py'}:build"
+    spec = f"{ROOT / 'examples' / example}.py:build"
     assert main([spec, "-o", str(tmp_path / "a")]) == 0
     assert main([spec, "-o", str(tmp_path / "b")]) == 0
     assert files_of(tmp_path / "a") == files_of(tmp_path / "b")

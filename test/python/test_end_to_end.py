@@ -19,20 +19,15 @@ import torch
 
 import spyre_mlir
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
-from spyre_mlir.importer.loader import load_factory
 from spyre_mlir.interpreter import compare, tolerance_for
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
 
-from e2e_support import ImportedPrograms, Program, compile_and_check
+from e2e_support import EXAMPLES, ImportedPrograms, Program, compile_and_check
 
 ROOT = Path(__file__).resolve().parents[2]
 CORES = (1, 4, 32)
 
-
-
-def _example(spec: str) -> Callable[[], Program]:
-    return lambda: load_factory(str(ROOT / "examples" / spec))()
 
 
 def _randn(*shape: int) -> torch.Tensor:
@@ -63,12 +58,7 @@ def _matmul_work_div() -> Program:
 
 
 PROGRAMS: dict[str, Callable[[], Program]] = {
-    "add_mul_nested": _example("add_mul_nested.py:build"),
-    "wsr_matmul": _example("wsr_matmul.py:build"),
-    "wsr_matmul_view": _example("wsr_matmul.py:build_view"),
-    "softmax": _example("softmax.py:build"),
-    "rope": _example("rope.py:build"),
-    "transformer_block": _example("transformer_block.py:build"),
+    **EXAMPLES,
     "add_64x128": _binary((64, 128), (64, 128), lambda a, b: a + b),
     "add_1024x4096": _binary((1024, 4096), (1024, 4096), lambda a, b: a + b),
     "add_100x150": _binary((100, 150), (100, 150), lambda a, b: a + b),

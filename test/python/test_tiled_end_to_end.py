@@ -21,21 +21,16 @@ import torch
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.codegen.bundle_text import print_mixed
-from spyre_mlir.importer.loader import load_factory
 from spyre_mlir.mlir_text import make_context
 from spyre_mlir.pipeline import SpyreCompilePass
 
-from e2e_support import ImportedPrograms, Program, compile_and_check
+from e2e_support import EXAMPLES, ImportedPrograms, Program, compile_and_check
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / ".." / "shared" / "reference" / "bundle_add_mul_nested"
 MIB = 1 << 20
 MAP = "affine_map<(d0, d1)[s0] -> (s0 + 65536*d0 + 2097152*d1)>"
 
-
-
-def _example(spec: str) -> Callable[[], Program]:
-    return lambda: load_factory(str(ROOT / "examples" / spec))()
 
 
 def _named(shape: tuple[int, int]) -> torch.Tensor:
@@ -54,16 +49,6 @@ def _reduction(shape: tuple[int, int], tiles: dict[str, int], fn: Callable[[Any]
         return kernel, (_named(shape),)
     return build
 
-
-EXAMPLES: dict[str, Callable[[], Program]] = {
-    "add_mul_nested": _example("add_mul_nested.py:build"),
-    "wsr_matmul": _example("wsr_matmul.py:build"),
-    "wsr_matmul_view": _example("wsr_matmul.py:build_view"),
-    "softmax": _example("softmax.py:build"),
-    "rope": _example("rope.py:build"),
-    "transformer_block": _example("transformer_block.py:build"),
-}
-"""Every example with its hints (those with tiling hints compile to loop nests)."""
 
 REDUCTIONS: dict[str, Callable[[], Program]] = {
     "sum_lastdim_tiled": _reduction((256, 512), {"C": 4}, lambda x: x.sum(-1, keepdim=True)),
