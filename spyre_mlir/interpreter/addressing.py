@@ -1,8 +1,9 @@
-# Address computation: where each element of a core's work slice of an SDSC
-# tensor lives, derived only from the SDSC JSON (layoutDimOrder_, stick size,
-# N_, ss_, scale_, backGapCore_, start addresses), plus the hardware checks on
-# those addresses.  Reads SdscSpec records and device memory; writes nothing.
-"""Tensor geometry and per-core accesses.
+# Address computation: where each element of every core's work slice of an
+# SDSC tensor lives, derived only from the SDSC JSON (layoutDimOrder_, stick
+# size, N_, ss_, scale_, backGapCore_, start addresses), the hardware checks on
+# those addresses, and numpy views of the slices.  Reads SdscSpec records;
+# reads and writes device memory through the views.
+"""Tensor geometry and the accesses of all cores at once.
 
 Rules (derived from torch-spyre's emitted files, ``reference/``):
 
@@ -35,25 +36,33 @@ Rules (derived from torch-spyre's emitted files, ``reference/``):
    steps of their own extent).  Only the manifest knows host dims.
 6. ``coordinates_`` core folds: a kept label's alpha is its per-core extent;
    a -1/-2 label split over cores must have alpha 0 (the cores share it).
+
+All used cores' slices of a tensor are accessed together (:class:`TensorAccess`):
+when the cores' first bytes form a lattice (the usual case: a work division
+splits each dim into equal slices, in core order), they are one strided numpy
+view with leading core axes, read or written by one copy; otherwise one view
+per core.  How the cores' starts differ from the first core's start does not
+change across loop iterations (only the first start moves), so everything
+that depends only on those differences (:class:`Placement`) is derived and
+checked once per pattern; each execution checks the first start and the
+bounds of the whole set.  A failed check re-runs the per-core checks, so the
+error names the first offending core.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import FORMAT_NUMPY_DTYPES
+from spyre_mlir.hardware import FORMAT_NUMPY_DTYPES, SpyreConfig
+from spyre_mlir.interpreter.casts import store, to_float32
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec, TensorSpec
-
-_F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
-"""Every float16 bit pattern's float32 value."""
 
 
 @dataclass(frozen=True)
@@ -84,15 +93,24 @@ class Geometry:
         """Bytes of one core's slice."""
         return math.prod(self.shape) * self.tensor.word_bytes
 
-    @property
+    @functools.cached_property
     def logical_shape(self) -> tuple[int, ...]:
         """Per-core extents in iteration order."""
         return tuple(self.core_extent[d] for d in self.dims)
 
-    @property
+    @functools.cached_property
     def split_shape(self) -> tuple[int, ...]:
         """``logical_shape`` with the stick dim split into (sticks, within)."""
         return tuple(self.shape[a] for a in self.to_logical)
+
+    def to_logical_behind(self, axes: int) -> tuple[int, ...]:
+        """``to_logical`` behind ``axes`` leading (core) axes, which stay in place."""
+        return (*range(axes), *(axes + a for a in self.to_logical))
+
+    @functools.cached_property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of the elements."""
+        return FORMAT_NUMPY_DTYPES[self.tensor.data_format]
 
 
 def geometry(spec: SdscSpec, tensor: TensorSpec) -> Geometry:
@@ -146,72 +164,232 @@ def geometry(spec: SdscSpec, tensor: TensorSpec) -> Geometry:
 
 @dataclass(frozen=True)
 class Access:
-    """One core's view of one tensor in one execution."""
+    """One core's slice of one tensor in one execution."""
 
     geometry: Geometry
     core: int
     start: int
     """HBM address or LX offset."""
-    view: np.ndarray
-    """Device-order strided view of the core's elements (writeable)."""
-
-    def read(self) -> np.ndarray:
-        """The core's elements in iteration order as float32 (a copy)."""
-        g = self.geometry
-        ordered = self.view.transpose(g.to_logical)
-        if ordered.dtype == np.float16:  # a table lookup converts a core slice ~3x faster than astype
-            return np.take(_F16_TO_F32, ordered.view(np.uint16)).reshape(g.logical_shape)
-        return ordered.astype(np.float32, order="C").reshape(g.logical_shape)
-
-    def write(self, values: np.ndarray) -> None:
-        """Store ``values`` (iteration order, ``logical_shape``) in the tensor's format."""
-        g = self.geometry
-        np.copyto(self.view.transpose(g.to_logical), values.reshape(g.split_shape), casting="unsafe")
 
 
-def core_access(spec: SdscSpec, g: Geometry, core: int, start: int, device: Device) -> Access:
-    """Check ``start`` for ``core`` (alignment, span, bounds) and build the core's view."""
+def check_start(spec: SdscSpec, g: Geometry, core: int, start: int, device: Device) -> None:
+    """Check ``start`` for ``core``: alignment, span, and bounds of LX or of the HBM allocation."""
     tensor, config = g.tensor, device.config
-    where = f"{tensor.name} on core {core}"
 
     def fail(msg: str) -> SpyreError:
-        return SpyreError(f"{where}: {msg}", loc=spec.filename)
+        return SpyreError(f"{tensor.name} on core {core}: {msg}", loc=spec.filename)
 
     if start % config.alignment:
         raise fail(f"start address {start} is not {config.alignment}-byte aligned")
     if g.span > config.span_limit_bytes:
         raise fail(f"per-core span {g.span} bytes exceeds the limit of {config.span_limit_bytes}")
-    dtype = FORMAT_NUMPY_DTYPES[tensor.data_format]
     if tensor.component == "lx":
         if core >= config.cores:
             raise fail(f"core {core} does not exist ({config.cores} cores)")
         if start < 0 or start + g.span > config.usable_lx_bytes:
             raise fail(f"LX offset {start} + {g.span} bytes exceeds the usable LX of {config.usable_lx_bytes} bytes")
-        raw = device.lx[core, start: start + g.span]
-    else:
-        alloc = device.locate(start)
-        offset = start - alloc.base if alloc is not None else -1
-        if alloc is None or offset + g.span > alloc.arg.nbytes:
-            owner = f"argument '{alloc.arg.name}' ({alloc.arg.nbytes} bytes)" if alloc else "no allocation"
-            raise fail(f"HBM bytes [{start:#x}, {start + g.span:#x}) fall outside their allocation: "
-                       f"offset {offset} in {owner}")
-        raw = alloc.data[offset: offset + g.span]
-    view = as_strided(raw.view(dtype), g.shape, g.strides)
-    return Access(g, core, start, view)
+        return
+    alloc = device.locate(start)
+    offset = start - alloc.base if alloc is not None else -1
+    if alloc is None or offset + g.span > alloc.arg.nbytes:
+        owner = f"argument '{alloc.arg.name}' ({alloc.arg.nbytes} bytes)" if alloc else "no allocation"
+        raise fail(f"HBM bytes [{start:#x}, {start + g.span:#x}) fall outside their allocation: "
+                   f"offset {offset} in {owner}")
 
 
-def check_origins(spec: SdscSpec, accesses: list[Access]) -> None:
+def check_origins(spec: SdscSpec, g: Geometry, starts: Sequence[int]) -> None:
     """HBM rule 4: every core's start is one origin plus its work slice's offset."""
-    g = accesses[0].geometry
     if g.tensor.component != "hbm":
         return
-    expected = None
-    for a in accesses:
-        offset = sum(spec.slices[a.core][d] * g.slice_step[d] for d in g.dims)
-        if expected is None:
-            expected = a.start - offset
-        elif a.start - offset != expected:
+    cores = spec.cores
+    offsets = [_slice_offset(spec, g, core) for core in cores]
+    expected = starts[0] - offsets[0]
+    for core, start, offset in zip(cores, starts, offsets):
+        if start - offset != expected:
             raise SpyreError(
-                f"{g.tensor.name} on core {a.core}: start address {a.start:#x} does not match its work slice "
-                f"{dict(spec.slices[a.core])} (expected {expected + offset:#x} from core {accesses[0].core})",
+                f"{g.tensor.name} on core {core}: start address {start:#x} does not match its work slice "
+                f"{dict(spec.slices[core])} (expected {expected + offset:#x} from core {cores[0]})",
                 loc=spec.filename)
+
+
+def _slice_offset(spec: SdscSpec, g: Geometry, core: int) -> int:
+    return sum(spec.slices[core][d] * g.slice_step[d] for d in g.dims)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the used cores' slices of one tensor lie relative to the first core's.
+
+    A function of the differences between the cores' starts only.
+    """
+
+    low: int
+    high: int
+    """Least and greatest difference (bytes) of a core's start from the first core's."""
+    aligned: bool
+    """Every difference is a multiple of the alignment."""
+    origins: bool
+    """HBM rule 4 holds (always true in LX)."""
+    offsets: tuple[int, ...]
+    """Each core's first byte in the tensor's buffer (HBM allocation or all LX), from the first core's."""
+    lattice: tuple[tuple[int, int], ...] | None
+    """(cores, step) of each axis, outermost first, when the offsets enumerate a row-major lattice
+    with steps >= 0 (the cores of a work division over several dims): one strided view holds
+    every slice."""
+    disjoint: bool
+    """``lattice`` is set and no byte is in two slices: one copy writes every slice."""
+
+    @property
+    def shared(self) -> bool:
+        """Every core's slice is the first core's."""
+        return not any(self.offsets)
+
+
+def placement(spec: SdscSpec, g: Geometry, differences: tuple[int, ...], config: SpyreConfig) -> Placement:
+    """The :class:`Placement` of ``g``'s slices whose starts differ by ``differences`` from the first core's."""
+    cores = spec.cores
+    if g.tensor.component == "lx":
+        offsets = tuple((core - cores[0]) * config.lx_bytes + d for core, d in zip(cores, differences))
+        origins = True
+    else:
+        offsets = differences
+        slice_offsets = [_slice_offset(spec, g, core) for core in cores]
+        origins = all(d == o - slice_offsets[0] for d, o in zip(differences, slice_offsets))
+    grid = _lattice(offsets)
+    disjoint = grid is not None and _disjoint([n for n, _ in grid] + list(g.shape),
+                                              [step for _, step in grid] + list(g.strides), g.tensor.word_bytes)
+    return Placement(min(differences), max(differences), all(d % config.alignment == 0 for d in differences),
+                     origins, offsets, grid, disjoint)
+
+
+def _lattice(offsets: Sequence[int]) -> tuple[tuple[int, int], ...] | None:
+    """(count, step) of each axis, outermost first, if ``offsets[i]`` is the sum over the axes of
+    (digit of ``i`` in the row-major lattice index) x (step), every step >= 0; else None.
+
+    Each axis is taken as long as the offsets keep its step (greedily), then the whole
+    lattice is checked.
+    """
+    axes: list[tuple[int, int]] = []
+    period = 1
+    while period < len(offsets):
+        step, count = offsets[period], 1
+        while period * (count + 1) <= len(offsets) and offsets[period * count] == count * step:
+            count += 1
+        if step < 0 or len(offsets) % (period * count):
+            return None
+        axes.append((count, step))
+        period *= count
+    grid = tuple(reversed(axes)) or ((1, 0),)
+    expected = [0]
+    for count, step in grid:
+        expected = [e + k * step for e in expected for k in range(count)]
+    return grid if expected == list(offsets) else None
+
+
+def _disjoint(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
+    """True if no two indices of the strided view reach the same byte (each stride, smallest first,
+    steps past everything the smaller strides reach; a sufficient condition)."""
+    reach = itemsize
+    for n, stride in sorted(((n, s) for n, s in zip(shape, strides) if n > 1), key=lambda d: d[1]):
+        if stride < reach:
+            return False
+        reach += (n - 1) * stride
+    return True
+
+
+class TensorAccess:
+    """One tensor's slices on every used core in one execution, checked."""
+
+    def __init__(self, spec: SdscSpec, g: Geometry, starts: tuple[int, ...], where: Placement,
+                 buffer: np.ndarray, base: int):
+        self.spec, self.geometry, self.starts, self.placement = spec, g, starts, where
+        self.buffer, self.base = buffer, base
+        """The slices live in ``buffer`` (uint8); the first core's first byte at ``base``."""
+
+    @property
+    def cores(self) -> tuple[int, ...]:
+        """The used cores, in ``starts`` order."""
+        return self.spec.cores
+
+    def per_core(self) -> dict[int, Access]:
+        """Each core's :class:`Access`."""
+        return {core: Access(self.geometry, core, start) for core, start in zip(self.cores, self.starts)}
+
+    def read(self) -> np.ndarray:
+        """Every core's elements in iteration order as float32 (a copy): shape ``(cores, *logical_shape)``,
+        or ``(1, *logical_shape)`` when all cores read the same bytes."""
+        g, where = self.geometry, self.placement
+        if where.shared:
+            device = self._core_view(0)[None]
+        elif where.lattice is not None:
+            device = self._lattice_view()
+        else:
+            device = np.stack([self._core_view(i) for i in range(len(self.cores))])
+        axes = device.ndim - len(g.shape)
+        values = to_float32(device.transpose(g.to_logical_behind(axes)))
+        return values.reshape((1 if where.shared else len(self.cores), *g.logical_shape))
+
+    def write(self, values: np.ndarray, rows: Sequence[int] | None = None) -> None:
+        """Store ``values`` (``(len(rows), *logical_shape)``, or a leading 1 for the same values on
+        every core) in the slices of the cores at positions ``rows`` (default: every core)."""
+        g, where = self.geometry, self.placement
+        split = values.reshape((values.shape[0], *g.split_shape))
+        if rows is None and where.disjoint:
+            assert where.lattice is not None
+            counts = [n for n, _ in where.lattice] if len(split) > 1 else [1] * len(where.lattice)
+            store(self._lattice_view().transpose(g.to_logical_behind(len(counts))),
+                  split.reshape((*counts, *g.split_shape)))
+            return
+        for k, i in enumerate(range(len(self.cores)) if rows is None else rows):
+            store(self._core_view(i).transpose(g.to_logical), split[k if len(split) > 1 else 0])
+
+    def _lattice_view(self) -> np.ndarray:
+        """Every core's slice in one view: the lattice axes, then the slice's device axes."""
+        g, grid = self.geometry, self.placement.lattice
+        assert grid is not None
+        return self._view([n for n, _ in grid] + list(g.shape), [step for _, step in grid] + list(g.strides))
+
+    def _core_view(self, i: int) -> np.ndarray:
+        g = self.geometry
+        return self._view(g.shape, g.strides, self.placement.offsets[i])
+
+    def _view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> np.ndarray:
+        return np.ndarray(tuple(shape), self.geometry.dtype, buffer=self.buffer, offset=self.base + offset,
+                          strides=tuple(strides))
+
+
+def access_tensor(spec: SdscSpec, g: Geometry, starts: tuple[int, ...], device: Device,
+                  placements: dict[tuple[int, ...], Placement]) -> TensorAccess:
+    """Check every used core's start (``starts``, in ``spec.cores`` order) and access the slices.
+
+    ``placements`` caches :class:`Placement` records by start differences across executions.
+    A problem is the :class:`SpyreError` of :func:`check_start` or :func:`check_origins` for
+    the first offending core.
+    """
+    first = starts[0]
+    differences = tuple(map(first.__rsub__, starts))  # start - first, for each core
+    where = placements.get(differences)
+    if where is None:
+        where = placements[differences] = placement(spec, g, differences, device.config)
+    if not _fits(spec, g, where, first, device):
+        for core, start in zip(spec.cores, starts):
+            check_start(spec, g, core, start, device)
+        check_origins(spec, g, starts)
+        raise AssertionError(f"{spec.filename}: {g.tensor.name}: a start check failed that no core fails")
+    if g.tensor.component == "lx":
+        return TensorAccess(spec, g, starts, where, device.lx, spec.cores[0] * device.config.lx_bytes + first)
+    alloc = device.locate(first)
+    assert alloc is not None
+    return TensorAccess(spec, g, starts, where, alloc.data, first - alloc.base)
+
+
+def _fits(spec: SdscSpec, g: Geometry, where: Placement, first: int, device: Device) -> bool:
+    """:func:`check_start` and :func:`check_origins` for every core at once, from the first core's start."""
+    config = device.config
+    if not (where.aligned and first % config.alignment == 0 and g.span <= config.span_limit_bytes):
+        return False
+    if g.tensor.component == "lx":
+        return (max(spec.cores) < config.cores and first + where.low >= 0
+                and first + where.high + g.span <= config.usable_lx_bytes)
+    alloc = device.locate(first + where.low)
+    return where.origins and alloc is not None and first + where.high + g.span <= alloc.base + alloc.arg.nbytes

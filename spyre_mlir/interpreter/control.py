@@ -1,14 +1,19 @@
-# Control flow of bundle.mlir: a small executor for the ops a bundle uses
-# (func.return, scf.for/yield, arith integer ops, affine.apply with symbols,
-# sdscbundle.input_arg_extract) that runs @sdsc_bundle on the argument base
-# addresses and records every sdsc_execute with its operand values, in
-# execution order.  Reads the parsed bundle function; writes nothing.
+# Control flow of bundle.mlir: compiles the ops a bundle uses (func.return,
+# scf.for/yield, arith integer ops, affine.apply with symbols,
+# sdscbundle.input_arg_extract) into Python closures once, then runs
+# @sdsc_bundle on the argument base addresses and records every sdsc_execute
+# with its operand values, in execution order.  Reads the parsed bundle
+# function; writes nothing.
 """The execution trace of a bundle function.
 
 xDSL's interpreter would do (with the ``affine.apply`` symbol fix of
 XDSL_NOTES §6), but costs ~8 µs per op and wraps every failure with the whole
-module; this executor compiles affine maps to closures once and runs index
-arithmetic on Python integers (no overflow).
+module.  Here every op becomes one closure over integer slots (one slot per SSA
+value, assigned at compile time), affine maps become closures once, and index
+arithmetic runs on Python integers (no overflow)::
+
+    program = compile_bundle(function)      # once per loaded directory
+    trace = program.trace([base_0, base_1])  # once per run
 """
 
 from __future__ import annotations
@@ -32,11 +37,13 @@ class Execution:
 
     op: SdscExecuteOp
     values: tuple[int, ...]
+    """One per operand, in the order of the op's ``symbol_ids``."""
 
-    @property
-    def bindings(self) -> dict[int, int]:
-        """Symbol id -> value."""
-        return dict(zip(self.op.get_symbol_ids(), self.values))
+
+Env = list[int]
+"""The value of every SSA value of the function, by slot."""
+Step = Callable[[Env, list[Execution]], None]
+"""One compiled op: reads and writes slots, appends ``sdsc_execute`` runs to the trace."""
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -64,93 +71,156 @@ _DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.FloorDivSIOp, arith.CeilDivSIO
               arith.RemSIOp, arith.RemUIOp)
 
 
-def _compile_expr(expr: AffineExpr) -> Callable[[Sequence[int], Sequence[int]], int]:
+def _compile_expr(expr: AffineExpr, dims: Sequence[int], syms: Sequence[int]) -> Callable[[Env], int]:
+    """``expr`` as a closure over the slots of its dims and symbols."""
     if isinstance(expr, AffineConstantExpr):
         value = expr.value
-        return lambda d, s: value
+        return lambda env: value
     if isinstance(expr, AffineDimExpr):
-        pos = expr.position
-        return lambda d, s: d[pos]
+        slot = dims[expr.position]
+        return lambda env: env[slot]
     if isinstance(expr, AffineSymExpr):
-        pos = expr.position
-        return lambda d, s: s[pos]
+        slot = syms[expr.position]
+        return lambda env: env[slot]
     assert isinstance(expr, AffineBinaryOpExpr)
-    lhs, rhs = _compile_expr(expr.lhs), _compile_expr(expr.rhs)
+    lhs, rhs = _compile_expr(expr.lhs, dims, syms), _compile_expr(expr.rhs, dims, syms)
     match expr.kind:
         case AffineBinaryOpKind.Add:
-            return lambda d, s: lhs(d, s) + rhs(d, s)
+            return lambda env: lhs(env) + rhs(env)
         case AffineBinaryOpKind.Mul:
-            return lambda d, s: lhs(d, s) * rhs(d, s)
+            return lambda env: lhs(env) * rhs(env)
         case AffineBinaryOpKind.Mod:
-            return lambda d, s: lhs(d, s) % rhs(d, s)
+            return lambda env: lhs(env) % rhs(env)
         case AffineBinaryOpKind.FloorDiv:
-            return lambda d, s: lhs(d, s) // rhs(d, s)
+            return lambda env: lhs(env) // rhs(env)
         case AffineBinaryOpKind.CeilDiv:
-            return lambda d, s: -(-lhs(d, s) // rhs(d, s))
+            return lambda env: -(-lhs(env) // rhs(env))
 
 
-def _compile_map(amap: AffineMap) -> Callable[[Sequence[int]], int]:
+def _compile_map(op: affine.ApplyOp, operands: Sequence[int]) -> Callable[[Env], int]:
+    amap: AffineMap = op.map.data
     if len(amap.results) != 1:
-        raise SpyreError(f"affine.apply needs a single-result map, got {amap}")
-    expr, dims = _compile_expr(amap.results[0]), amap.num_dims
-    return lambda args: expr(args[:dims], args[dims:])
+        raise SpyreError(f"affine.apply needs a single-result map, got {amap}", op=op)
+    return _compile_expr(amap.results[0], operands[:amap.num_dims], operands[amap.num_dims:])
 
 
-class _Tracer:
-    """Runs a bundle function's body on integers, recording ``sdsc_execute`` runs."""
+class _Compiler:
+    """Turns blocks into lists of :data:`Step` closures over integer slots."""
 
     def __init__(self) -> None:
-        self.trace: list[Execution] = []
-        self.maps: dict[affine.ApplyOp, Callable[[Sequence[int]], int]] = {}
+        self.slots: dict[SSAValue, int] = {}
 
-    def block(self, block: Block, env: dict[SSAValue, int]) -> tuple[int, ...]:
-        """Run ``block``; the values its terminator yields or returns."""
+    def slot(self, value: SSAValue) -> int:
+        return self.slots.setdefault(value, len(self.slots))
+
+    def block(self, block: Block) -> tuple[list[Step], tuple[int, ...]]:
+        """The steps of ``block`` and the slots its terminator yields or returns."""
+        steps = []
         for op in block.ops:
             if isinstance(op, (scf.YieldOp, func.ReturnOp)):
-                return tuple(env[v] for v in op.operands)
-            self.op(op, env)
-        return ()
+                return steps, tuple(self.slot(v) for v in op.operands)
+            steps.append(self.op(op))
+        return steps, ()
 
-    def op(self, op: Operation, env: dict[SSAValue, int]) -> None:
-        args = [env[v] for v in op.operands]
+    def op(self, op: Operation) -> Step:
+        args = [self.slot(v) for v in op.operands]
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-            env[op.result] = op.value.value.data
-        elif type(op) in _BINARY:
-            if isinstance(op, _DIVISIONS) and args[1] == 0:
-                raise SpyreError(f"'{op.name}' divides by zero", op=op)
-            env[op.results[0]] = _BINARY[type(op)](*args)
-        elif isinstance(op, arith.IndexCastOp):
-            env[op.result] = args[0]
-        elif isinstance(op, affine.ApplyOp):
-            if op not in self.maps:  # ops hash by identity; maps would hash their whole expression
-                self.maps[op] = _compile_map(op.map.data)
-            env[op.result] = self.maps[op](args)
-        elif isinstance(op, InputArgExtractOp):
-            env[op.result] = args[0]
-        elif isinstance(op, SdscExecuteOp):
-            self.trace.append(Execution(op, tuple(args)))
-        elif isinstance(op, scf.ForOp):
-            self.loop(op, args, env)
-        else:
-            raise SpyreError(f"the interpreter does not execute '{op.name}' in a bundle", op=op)
+            return _constant(self.slot(op.result), op.value.value.data)
+        if type(op) in _BINARY:
+            return _binary(op, self.slot(op.results[0]), *args)
+        if isinstance(op, (arith.IndexCastOp, InputArgExtractOp)):
+            return _copy(self.slot(op.results[0]), args[0])
+        if isinstance(op, affine.ApplyOp):
+            return _apply(self.slot(op.result), _compile_map(op, args))
+        if isinstance(op, SdscExecuteOp):
+            return _execute(op, args)
+        if isinstance(op, scf.ForOp):
+            return self.loop(op, args)
+        raise SpyreError(f"the interpreter does not execute '{op.name}' in a bundle", op=op)
 
-    def loop(self, op: scf.ForOp, args: list[int], env: dict[SSAValue, int]) -> None:
-        lb, ub, step, *carried = args
-        if step <= 0:
-            raise SpyreError(f"scf.for step must be positive, got {step}", op=op)
+    def loop(self, op: scf.ForOp, args: list[int]) -> Step:
+        lb, ub, step, *inits = args
         body = op.body.block
-        for iv in range(lb, ub, step):
-            env[body.args[0]] = iv
-            for arg, value in zip(body.args[1:], carried):
-                env[arg] = value
-            carried = list(self.block(body, env))
-        for result, value in zip(op.results, carried):
-            env[result] = value
+        iv, *carried = (self.slot(a) for a in body.args)
+        results = [self.slot(r) for r in op.results]
+        steps, yielded = self.block(body)
+
+        def run(env: Env, trace: list[Execution]) -> None:
+            if env[step] <= 0:
+                raise SpyreError(f"scf.for step must be positive, got {env[step]}", op=op)
+            values = [env[s] for s in inits]
+            for i in range(env[lb], env[ub], env[step]):
+                env[iv] = i
+                for s, v in zip(carried, values):
+                    env[s] = v
+                for body_step in steps:
+                    body_step(env, trace)
+                values = [env[s] for s in yielded]
+            for s, v in zip(results, values):
+                env[s] = v
+
+        return run
 
 
-def trace_bundle(function: func.FuncOp, arguments: Sequence[int]) -> list[Execution]:
-    """Run ``function`` on ``arguments`` and return its ``sdsc_execute`` runs in order."""
-    tracer = _Tracer()
+def _constant(result: int, value: int) -> Step:
+    def run(env: Env, trace: list[Execution]) -> None:
+        env[result] = value
+    return run
+
+
+def _copy(result: int, source: int) -> Step:
+    def run(env: Env, trace: list[Execution]) -> None:
+        env[result] = env[source]
+    return run
+
+
+def _binary(op: Operation, result: int, lhs: int, rhs: int) -> Step:
+    fn, divides = _BINARY[type(op)], isinstance(op, _DIVISIONS)
+
+    def run(env: Env, trace: list[Execution]) -> None:
+        if divides and env[rhs] == 0:
+            raise SpyreError(f"'{op.name}' divides by zero", op=op)
+        env[result] = fn(env[lhs], env[rhs])
+    return run
+
+
+def _apply(result: int, expr: Callable[[Env], int]) -> Step:
+    def run(env: Env, trace: list[Execution]) -> None:
+        env[result] = expr(env)
+    return run
+
+
+def _execute(op: SdscExecuteOp, operands: list[int]) -> Step:
+    def run(env: Env, trace: list[Execution]) -> None:
+        trace.append(Execution(op, tuple(env[s] for s in operands)))
+    return run
+
+
+@dataclass(frozen=True)
+class BundleProgram:
+    """A bundle function compiled to closures; :meth:`trace` runs it."""
+
+    arguments: tuple[int, ...]
+    """The slots of the function's arguments."""
+    steps: tuple[Step, ...]
+    slots: int
+    """Number of SSA values."""
+
+    def trace(self, arguments: Sequence[int]) -> list[Execution]:
+        """Run the function on ``arguments``; its ``sdsc_execute`` runs in order."""
+        env: Env = [0] * self.slots
+        for slot, value in zip(self.arguments, arguments):
+            env[slot] = value
+        trace: list[Execution] = []
+        for step in self.steps:
+            step(env, trace)
+        return trace
+
+
+def compile_bundle(function: func.FuncOp) -> BundleProgram:
+    """Compile ``function``'s body; an op the interpreter does not execute is a :class:`SpyreError`."""
+    compiler = _Compiler()
     body = function.body.block
-    tracer.block(body, dict(zip(body.args, arguments)))
-    return tracer.trace
+    arguments = tuple(compiler.slot(a) for a in body.args)
+    steps, _ = compiler.block(body)
+    return BundleProgram(arguments, tuple(steps), len(compiler.slots))

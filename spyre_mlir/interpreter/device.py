@@ -2,17 +2,31 @@
 # at 16 GiB-aligned bases, and each core's 2 MiB LX scratchpad, all numpy byte
 # buffers; host tensors are staged in and read back with the manifest's
 # layouts.  Reads host arrays and the manifest; writes device buffers.
-"""Device memory of the reference interpreter."""
+"""Device memory of the reference interpreter.
+
+LX and its ownership map are anonymous memory mappings: zero, and costing a
+page fault only where a run writes (a few hundred KiB of the 64 MiB of LX;
+numpy's zeroed arrays of that size are backed by huge pages, each zeroed
+whole on first touch).  HBM allocations, written whole by staging or by the
+program, are numpy arrays.  Fresh pages cost a fault each on first touch,
+more than the arithmetic of a run, so a finished run's device is
+:meth:`Device.reset` and reused by the next run of the same directory.
+"""
 
 from __future__ import annotations
 
+import math
+import mmap
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import SpyreConfig, device_numpy_dtype
+from spyre_mlir.interpreter.casts import store
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
 from spyre_mlir.manifest import KernelArg
 
@@ -33,6 +47,23 @@ class Allocation:
     """uint8 buffer of ``arg.nbytes`` bytes."""
 
 
+def _unpadded(layout: StickLayout) -> bool:
+    """Every device element of ``layout`` is a host element (no stick or dim padding)."""
+    return math.prod(layout.device_size) == math.prod(layout.host_shape)
+
+
+def _device_form(host: np.ndarray, layout: StickLayout) -> np.ndarray:
+    """The C-contiguous ``host`` array seen in the device order of an unpadded ``layout`` (a view)."""
+    strides = [max(stride, 0) * host.itemsize for stride in layout.stride_map]
+    return as_strided(host, layout.device_size, strides)
+
+
+def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """A zero array of ``shape`` in an anonymous memory mapping."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    return np.frombuffer(mmap.mmap(-1, max(nbytes, 1)), dtype, count=math.prod(shape)).reshape(shape)
+
+
 class Device:
     """HBM allocations plus per-core LX, with LX ownership tracking.
 
@@ -48,10 +79,24 @@ class Device:
         self.config = config
         self.allocations = [Allocation(a, (a.index + 1) * SEGMENT_BYTES, np.zeros(a.nbytes, np.uint8))
                             for a in sorted(args, key=lambda a: a.index)]
-        self.lx = np.zeros((config.cores, config.lx_bytes), np.uint8)
-        self.lx_owner = np.zeros((config.cores, config.lx_bytes // LX_GRANULE), np.int64)
+        self.lx = _zeros((config.cores, config.lx_bytes), np.uint8)
+        self.lx_owner = _zeros((config.cores, config.lx_bytes // LX_GRANULE), np.int64)
         self.lx_values: dict[int, str] = {}
         """Value id -> description of the write that produced it."""
+        self.lx_used = 0
+        """One past the highest LX byte written on any core."""
+
+    def reset(self, rewritten: Collection[int] = ()) -> None:
+        """Return to the state of a new device, keeping the memory (its pages are already mapped,
+        which saves a page fault per 4 KiB a run touches).  The allocations of the arguments
+        numbered ``rewritten`` keep their bytes: the caller overwrites them whole."""
+        for alloc in self.allocations:
+            if alloc.arg.index not in rewritten:
+                alloc.data.fill(0)
+        self.lx[:, :self.lx_used] = 0
+        self.lx_owner[:, :-(-self.lx_used // LX_GRANULE)] = 0
+        self.lx_values.clear()
+        self.lx_used = 0
 
     @property
     def arguments(self) -> list[int]:
@@ -66,24 +111,33 @@ class Device:
     def stage(self, arg: KernelArg, host: Any) -> None:
         """Write ``host`` into ``arg``'s allocation in the manifest's layout."""
         layout = self.layout_of(arg)
+        device, host = self._device_view(arg, layout), np.asarray(host)
+        if host.shape == layout.host_shape and _unpadded(layout):
+            store(device, _device_form(np.ascontiguousarray(host), layout))
+            return
         try:
-            device = to_device(host, layout)
+            device[...] = to_device(host, layout)
         except SpyreError as e:
             raise SpyreError(f"input '{arg.name}': {e.msg}") from None
-        self.allocations[arg.index].data[:] = device.reshape(-1).view(np.uint8)
 
     def fill(self, arg: KernelArg) -> None:
         """Initialise a ``constant`` argument: every device element, padding included, is its fill value."""
         assert arg.fill is not None
-        layout = self.layout_of(arg)
-        values = np.full(layout.device_size, arg.fill, device_numpy_dtype(arg.dtype))
-        self.allocations[arg.index].data[:] = values.reshape(-1).view(np.uint8)
+        self._device_view(arg, self.layout_of(arg))[...] = arg.fill
 
     def read_back(self, arg: KernelArg) -> np.ndarray:
         """The host form of ``arg``'s allocation."""
         layout = self.layout_of(arg)
-        device = self.allocations[arg.index].data.view(device_numpy_dtype(arg.dtype)).reshape(layout.device_size)
-        return from_device(device, layout)
+        device = self._device_view(arg, layout)
+        if not _unpadded(layout):
+            return from_device(device, layout)
+        host = np.empty(layout.host_shape, device.dtype)
+        store(_device_form(host, layout), device)
+        return host
+
+    def _device_view(self, arg: KernelArg, layout: StickLayout) -> np.ndarray:
+        """``arg``'s allocation as its device array (shape ``device_size``)."""
+        return self.allocations[arg.index].data.view(device_numpy_dtype(arg.dtype)).reshape(layout.device_size)
 
     @staticmethod
     def layout_of(arg: KernelArg) -> StickLayout:
@@ -109,6 +163,24 @@ class Device:
     def lx_write(self, core: int, start: int, end: int, value: int) -> None:
         """Record that ``value`` now owns LX bytes [start, end) of ``core``."""
         self.lx_owner[core, start // LX_GRANULE: -(-end // LX_GRANULE)] = value
+        self.lx_used = max(self.lx_used, end)
+
+    def lx_write_all(self, cores: Sequence[int], starts: Sequence[int], size: int, value: int) -> None:
+        """:meth:`lx_write` of ``size`` bytes from ``starts[i]`` on each core ``cores[i]``."""
+        if len(set(starts)) == 1:
+            self.lx_owner[list(cores), starts[0] // LX_GRANULE: -(-(starts[0] + size) // LX_GRANULE)] = value
+            self.lx_used = max(self.lx_used, starts[0] + size)
+            return
+        for core, start in zip(cores, starts):
+            self.lx_write(core, start, start + size, value)
+
+    def lx_reads_ok(self, cores: Sequence[int], starts: Sequence[int], size: int) -> bool:
+        """True if :meth:`lx_read_check` finds no problem in ``size`` bytes from ``starts[i]`` on each
+        core ``cores[i]``."""
+        if len(set(starts)) > 1:
+            return all(self.lx_read_check(c, s, s + size) is None for c, s in zip(cores, starts))
+        owners = self.lx_owner[list(cores), starts[0] // LX_GRANULE: -(-(starts[0] + size) // LX_GRANULE)]
+        return bool((owners[:, :1] != 0).all() and (owners == owners[:, :1]).all())
 
     def lx_read_check(self, core: int, start: int, end: int) -> str | None:
         """None if LX bytes [start, end) of ``core`` hold one written value, else the problem."""

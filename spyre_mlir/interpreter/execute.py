@@ -1,8 +1,9 @@
-# One sdsc_execute on the simulated device: binds the symbols, builds every
-# core's accesses (with the address checks), reads all inputs, runs the op
-# func with numpy on each core's whole slice, combines partial results of
-# cores that share an output slice, and writes the outputs.  Reads SdscSpec
-# records and device memory; writes device memory and statistics.
+# One sdsc_execute on the simulated device: binds the symbols, accesses every
+# tensor on all used cores at once (with the address checks), reads all
+# inputs, runs the op func with numpy on all cores' slices together (a leading
+# core axis), combines partial results of cores that share an output slice,
+# and writes the outputs.  Reads SdscSpec records and device memory; writes
+# device memory and statistics.
 """Executing one SDSC file on the simulated device.
 
 All cores read before any core writes (in-place ops are safe).  A reduction's
@@ -11,7 +12,8 @@ result does not depend on the output's previous contents.  Reductions mask
 ``coordinateMasking_`` padding with the op func's identity (sum/mean 0, max
 -inf, min +inf); mean divides by the unpadded element count.  Cores whose
 work slices differ only in dims the output does not keep form a cohort: their
-partial results are merged with the op func's ``combine`` and written once.
+partial results are merged with the op func's ``combine`` (in core order) and
+written once.
 
 Broadcast reads (our convention; no reference shows one): an input label with
 ``scale_`` -1 has extent 1 and is broadcast along the iteration dim; with -2
@@ -22,31 +24,47 @@ Scalar inputs of a pointwise op func (``mul``'s ``y`` in ``x * 2``) and
 parameters (``clip``'s ``min``) come from ``constantInfo_`` entries of that
 ``name_``; the tensors of ``inputLabeledDs`` supply the other inputs in order.
 Data movement (``ReStickifyOpHBM``) copies: out = in, element by element
-through both tensors' layouts.
+through both tensors' layouts.  Matmul contracts in float32 with one
+``np.matmul`` over all cores.
+
+Arrays of all cores have a leading core axis in ``spec.cores`` order, of
+length 1 when every core reads the same bytes (a weight every core uses):
+numpy broadcasting then computes it once.  What depends only on the file (an
+:class:`SdscKernel`) is derived once per loaded directory; an
+:class:`SdscExecutor` runs it on one device.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError, op_location
-from spyre_mlir.interpreter.addressing import Access, Geometry, check_origins, core_access, geometry
+from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
+from spyre_mlir.interpreter.addressing import Geometry, Placement, TensorAccess, access_tensor, geometry
 from spyre_mlir.interpreter.control import Execution
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec
 from spyre_mlir.interpreter.stats import OpStats
 from spyre_mlir.opfuncs import OpKind, lookup
 
+StartPlan = dict[str, tuple[int, ...]]
+"""Per tensor, per core: where its start is among an ``sdsc_execute``'s operand values
+followed by the file's numeric starts (:attr:`SdscKernel.numbers`)."""
 
-class SdscExecutor:
-    """Runs the executions of one SDSC file; geometry is computed once per file."""
+_CORE_AXIS = "core"
+"""The label of the leading core axis in contractions."""
 
-    def __init__(self, spec: SdscSpec, device: Device, stats: OpStats):
-        self.spec, self.device, self.stats = spec, device, stats
+
+class SdscKernel:
+    """One SDSC file, ready to execute: geometries, cohorts and masks, plus caches of the
+    symbol plan of each ``sdsc_execute`` and of start placements (for one device configuration)."""
+
+    def __init__(self, spec: SdscSpec):
+        self.spec = spec
         self.geometries = {name: geometry(spec, t) for name, t in spec.tensors.items()}
         op = spec.op
         self.scalars = {name: spec.constants[name] for name in op.inputs
@@ -65,62 +83,59 @@ class SdscExecutor:
         self.reduced = tuple(label for label in spec.labels
                              if label not in out.scale or out.scale[label] != SCALE_KEPT)
         """Iteration dims the output does not keep (cores differing only there share an output slice)."""
+        self.full_shape = tuple(1 if label in self.reduced else spec.core_sizes[label] for label in spec.labels)
+        """Per-core shape of a result over all iteration dims."""
+        self.cohorts = _cohorts(spec, self.reduced)
+        """Positions (in ``spec.cores``) of the cores sharing each output slice, in core order."""
+        self.cohort_of = [k for i in range(len(spec.cores)) for k, cohort in enumerate(self.cohorts) if i in cohort]
+        """The cohort of each core position."""
+        self.placements: dict[str, dict[tuple[int, ...], Placement]] = {name: {} for name in spec.tensors}
+        self.numbers = tuple(sorted({s for t in spec.tensors.values() for s in t.starts.values() if s >= 0}))
+        """The starts the file gives as numbers rather than symbols."""
+        self.plans: dict[SdscExecuteOp, StartPlan] = {}
+        self.masks: dict[tuple[str, int], np.ndarray] = {}
 
-    def run(self, execution: Execution, index: int) -> None:
-        """Execute once; ``index`` numbers the execution in the bundle run."""
-        spec = self.spec
-        values = self._bind(execution)
-        accesses = {name: self._accesses(name, values) for name in (*spec.inputs, *spec.outputs)}
-        partials = {core: self._compute(core, [accesses[n][core] for n in spec.inputs]) for core in spec.cores}
-        self._store(accesses[spec.outputs[0]], partials, index)
-        self.stats.executions += 1
-        self.stats.cores_used = max(self.stats.cores_used, len(spec.cores))
+    # 1. Symbols: every symbol the file uses bound exactly once, nothing else bound (checked once per op).
+    def starts(self, execution: Execution) -> dict[str, tuple[int, ...]]:
+        """Each tensor's start on each used core in ``execution``."""
+        plan = self.plans.get(execution.op)
+        if plan is None:
+            plan = self.plans[execution.op] = self._plan(execution.op)
+        values = execution.values + self.numbers
+        return {name: tuple(map(values.__getitem__, positions)) for name, positions in plan.items()}
 
-    # 1. Symbols: every symbol the file uses bound exactly once, nothing else bound.
-    def _bind(self, execution: Execution) -> dict[int, int]:
-        spec, bound = self.spec, execution.bindings
-        where = op_location(execution.op) or "bundle.mlir"
+    def _plan(self, op: SdscExecuteOp) -> StartPlan:
+        spec, symbol_ids = self.spec, op.get_symbol_ids()
+        where = op_location(op) or "bundle.mlir"
         used = spec.symbols()
         for symbol, (tensor, core) in used.items():
-            if symbol not in bound:
+            if symbol not in symbol_ids:
                 raise SpyreError(f"symbol {symbol} (start address of {tensor} on core {core} in {spec.filename}) "
                                  "is not bound by this sdsc_execute", loc=where)
-        for symbol in bound:
+        for symbol in symbol_ids:
             if symbol not in used:
                 raise SpyreError(f"sdsc_execute binds symbol {symbol}, which {spec.filename} does not use",
                                  loc=where)
-        return bound
+        position = {**{symbol: i for i, symbol in enumerate(symbol_ids)},
+                    **{number: len(symbol_ids) + i for i, number in enumerate(self.numbers)}}
+        return {name: tuple(position[t.starts[core]] for core in spec.cores) for name, t in spec.tensors.items()}
 
-    # 2. Per-core accesses with the address checks, then the LX read checks.
-    def _accesses(self, name: str, symbols: Mapping[int, int]) -> dict[int, Access]:
-        spec, g = self.spec, self.geometries[name]
-        out = {}
-        for core in spec.cores:
-            start = g.tensor.starts[core]
-            out[core] = core_access(spec, g, core, symbols[start] if start < 0 else start, self.device)
-        check_origins(spec, list(out.values()))
-        return out
+    # 2. Accesses with the address checks.
+    def access(self, name: str, starts: tuple[int, ...], device: Device) -> TensorAccess:
+        """Tensor ``name`` on every used core, starting at ``starts``."""
+        return access_tensor(self.spec, self.geometries[name], starts, device, self.placements[name])
 
-    def _read(self, a: Access) -> np.ndarray:
-        g = a.geometry
-        if g.tensor.component == "lx":
-            problem = self.device.lx_read_check(a.core, a.start, a.start + g.span)
-            if problem:
-                raise SpyreError(f"{g.tensor.name} on core {a.core}: {problem}", loc=self.spec.filename)
-            self.stats.lx_bytes_read += g.nbytes
-        else:
-            self.stats.hbm_bytes_read += g.nbytes
-        return a.read()
-
-    # 3. The op func on one core's slice, in float32.
-    def _compute(self, core: int, inputs: list[Access]) -> np.ndarray:
+    # 3. The op func on all cores' slices, in float32.
+    def compute(self, inputs: list[np.ndarray]) -> np.ndarray:
+        """The op func on the inputs (``spec.inputs`` order, as read): the full-rank result of every core."""
         spec, op = self.spec, self.spec.op
+        geometries = [self.geometries[name] for name in spec.inputs]
         if op.kind is OpKind.MATMUL:
-            return self._matmul(inputs)
-        full = [self._full_rank(a.geometry, self._read(a)) for a in inputs]
+            return self._matmul(geometries, inputs)
+        full = [self._full_rank(g, x) for g, x in zip(geometries, inputs)]
         if op.kind is OpKind.REDUCTION:
-            x = self._masked(core, full[0])
-            axes = tuple(spec.labels.index(label) for label in self.reduced)
+            x = self._masked(full[0])
+            axes = tuple(1 + spec.labels.index(label) for label in self.reduced)
             if op.averages:
                 count = math.prod(self._valid(label) for label in self.reduced)
                 return np.sum(x, axis=axes, keepdims=True) / np.float32(count)
@@ -136,83 +151,184 @@ class SdscExecutor:
         stick) only element 0 of the stick is read.
         """
         scale = g.tensor.scale
-        values = values[tuple(slice(0, 1) if scale[label] == SCALE_STICK_REDUCED else slice(None)
-                              for label in g.dims)]
-        return values.reshape([g.core_extent[label] if label in g.dims and scale[label] == SCALE_KEPT else 1
-                               for label in self.spec.labels])
+        values = values[(slice(None), *(slice(0, 1) if scale[label] == SCALE_STICK_REDUCED else slice(None)
+                                        for label in g.dims))]
+        return values.reshape([len(values)] + [g.core_extent[label] if label in g.dims and scale[label] == SCALE_KEPT
+                                               else 1 for label in self.spec.labels])
 
-    def _matmul(self, inputs: list[Access]) -> np.ndarray:
-        spec = self.spec
-        letters = {label: chr(ord("a") + i) for i, label in enumerate(spec.labels)}
-        a, b = (self._read(x) for x in inputs)
-        subscripts = ",".join("".join(letters[d] for d in x.geometry.dims) for x in inputs)
-        out = "".join(letters[label] for label in spec.labels if label not in self.reduced)
-        result = np.einsum(f"{subscripts}->{out}", a, b, optimize=True)
-        return self._full_rank_of_kept(result)
+    def _matmul(self, geometries: list[Geometry], inputs: list[np.ndarray]) -> np.ndarray:
+        """Both operands' cores in one contraction; an operand every core shares has no core axis."""
+        dims = [((_CORE_AXIS,) if len(x) > 1 else ()) + g.dims for g, x in zip(geometries, inputs)]
+        operands = [x if len(x) > 1 else x[0] for x in inputs]
+        per_core = any(len(x) > 1 for x in inputs)
+        out = ((_CORE_AXIS,) if per_core else ()) + tuple(label for label in self.spec.labels
+                                                         if label not in self.reduced)
+        result = _contract(operands[0], dims[0], operands[1], dims[1], out)
+        return result.reshape((len(result) if per_core else 1, *self.full_shape))
 
-    def _full_rank_of_kept(self, kept: np.ndarray) -> np.ndarray:
-        return kept.reshape([1 if label in self.reduced else self.spec.core_sizes[label]
-                             for label in self.spec.labels])
-
-    def _masked(self, core: int, x: np.ndarray) -> np.ndarray:
+    def _masked(self, x: np.ndarray) -> np.ndarray:
         """``x`` with padded coordinates (``coordinateMasking_``) set to the op's identity."""
         spec = self.spec
-        for label, segments in spec.masking.items():
-            axis = spec.labels.index(label)
-            pad = np.concatenate([np.r_[np.zeros(v, bool), np.ones(p, bool)] for v, p in segments])
-            first = spec.slices[core][label] * spec.core_sizes[label]
-            mask = pad[first: first + x.shape[axis]]
+        for label in spec.masking:
+            axis = 1 + spec.labels.index(label)
+            mask = self._mask(label, x.shape[axis])
             if mask.any():
                 shape = [1] * x.ndim
-                shape[axis] = mask.size
+                shape[0], shape[axis] = mask.shape
                 x = np.where(mask.reshape(shape), np.float32(spec.op.identity), x)
         return x
+
+    def _mask(self, label: str, extent: int) -> np.ndarray:
+        """Per core, which of its ``extent`` coordinates along ``label`` are padding (cores x extent)."""
+        key = (label, extent)
+        if key not in self.masks:
+            spec = self.spec
+            pad = np.concatenate([np.r_[np.zeros(v, bool), np.ones(p, bool)] for v, p in spec.masking[label]])
+            firsts = [spec.slices[core][label] * spec.core_sizes[label] for core in spec.cores]
+            self.masks[key] = np.stack([pad[first: first + extent] for first in firsts])
+        return self.masks[key]
 
     def _valid(self, label: str) -> int:
         segments = self.spec.masking.get(label)
         return sum(v for v, _ in segments) if segments else self.spec.sizes[label]
 
-    # 4. Outputs: combine the partial results of each cohort, write once.
-    def _store(self, accesses: dict[int, Access], partials: dict[int, np.ndarray], index: int) -> None:
-        spec = self.spec
-        g = next(iter(accesses.values())).geometry
-        cohorts: dict[tuple[int, ...], list[int]] = {}
-        for core in spec.cores:
-            key = tuple(v for label, v in spec.slices[core].items() if label not in self.reduced)
-            cohorts.setdefault(key, []).append(core)
-        combine = lookup(spec.op.combine).compute if spec.op.combine else None
+    # 4. Outputs: one result per cohort, as the output tensor's per-core arrays.
+    @property
+    def shared(self) -> bool:
+        """Some cores share an output slice."""
+        return len(self.cohorts) < len(self.spec.cores)
+
+    def check_cohort_starts(self, access: TensorAccess) -> None:
+        """The cores of each cohort write to one start, and the op func can combine their results."""
+        spec, g = self.spec, access.geometry
+        for cohort in self.cohorts:
+            first = cohort[0]
+            for i in cohort[1:]:
+                if access.starts[i] != access.starts[first]:
+                    raise SpyreError(f"{g.tensor.name}: cores {spec.cores[first]} and {spec.cores[i]} compute parts "
+                                     f"of the same output slice but write to {access.starts[first]:#x} and "
+                                     f"{access.starts[i]:#x}", loc=spec.filename)
+        if self.shared and spec.op.combine is None:
+            cores = [spec.cores[i] for i in next(c for c in self.cohorts if len(c) > 1)]
+            raise SpyreError(f"{g.tensor.name}: cores {cores} share an output slice, but op func "
+                             f"'{spec.op_name}' has no combine", loc=spec.filename)
+
+    def output_values(self, g: Geometry, partials: np.ndarray) -> np.ndarray:
+        """One output array per cohort (a leading 1 when all are the same): partial results merged
+        with ``combine`` in core order, in the output tensor's per-core shape (sparse sticks: value first)."""
+        labels = self.spec.labels
+        batch = len(partials) if partials.ndim == len(labels) + 1 else 1
+        full = (batch, *self.full_shape)
+        result = partials if partials.shape == full else np.broadcast_to(partials, full)
+        if self.shared:
+            result = self._combine(result)
+        kept = result.reshape((len(result), *(n for n, label in zip(self.full_shape, labels) if label in g.dims)))
+        if kept.shape[1:] == g.logical_shape:
+            return kept
+        out = np.zeros((len(result), *g.logical_shape), np.float32)
+        out[(slice(None), *(slice(0, n) for n in kept.shape[1:]))] = kept
+        return out
+
+    def _combine(self, partials: np.ndarray) -> np.ndarray:
+        assert self.spec.op.combine is not None
+        combine = lookup(self.spec.op.combine).compute
+        partials = np.broadcast_to(partials, (len(self.spec.cores), *partials.shape[1:]))
+        return np.stack([functools.reduce(combine, (partials[i] for i in cohort)) for cohort in self.cohorts])
+
+
+class SdscExecutor:
+    """Runs the executions of one :class:`SdscKernel` on one device, counting into ``stats``."""
+
+    def __init__(self, kernel: SdscKernel, device: Device, stats: OpStats):
+        self.kernel, self.spec, self.device, self.stats = kernel, kernel.spec, device, stats
+
+    def run(self, execution: Execution, index: int) -> None:
+        """Execute once; ``index`` numbers the execution in the bundle run."""
+        spec, kernel = self.spec, self.kernel
+        starts = kernel.starts(execution)
+        accesses = {name: kernel.access(name, starts[name], self.device) for name in (*spec.inputs, *spec.outputs)}
+        self._check_lx_reads([accesses[name] for name in spec.inputs])
+        result = kernel.compute([self._read(accesses[name]) for name in spec.inputs])
+        self._store(accesses[spec.outputs[0]], result, index)
+        self.stats.executions += 1
+        self.stats.cores_used = max(self.stats.cores_used, len(spec.cores))
+        if self.stats.log is not None:
+            self.stats.log.record(spec, self.stats, execution, index,
+                                  {name: access.per_core() for name, access in accesses.items()})
+
+    def _check_lx_reads(self, inputs: Sequence[TensorAccess]) -> None:
+        """Every LX input slice holds one written value; else the error of the first core and input."""
+        lx = [a for a in inputs if a.geometry.tensor.component == "lx"]
+        if all(self.device.lx_reads_ok(a.cores, a.starts, a.geometry.span) for a in lx):
+            return
+        for i, core in enumerate(self.spec.cores):
+            for a in lx:
+                problem = self.device.lx_read_check(core, a.starts[i], a.starts[i] + a.geometry.span)
+                if problem:
+                    raise SpyreError(f"{a.geometry.tensor.name} on core {core}: {problem}", loc=self.spec.filename)
+        raise AssertionError(f"{self.spec.filename}: an LX read check failed that no core fails")
+
+    def _read(self, access: TensorAccess) -> np.ndarray:
+        g = access.geometry
+        if g.tensor.component == "lx":
+            self.stats.lx_bytes_read += g.nbytes * len(access.cores)
+        else:
+            self.stats.hbm_bytes_read += g.nbytes * len(access.cores)
+        return access.read()
+
+    def _store(self, access: TensorAccess, partials: np.ndarray, index: int) -> None:
+        """Write each cohort's result once to HBM, or into every core's own LX."""
+        spec, kernel, g = self.spec, self.kernel, access.geometry
         value = (self.device.new_lx_value(f"{g.tensor.name} of {spec.filename} (execution {index})")
                  if g.tensor.component == "lx" else 0)
-        for cores in cohorts.values():
-            first = accesses[cores[0]]
-            for core in cores[1:]:
-                if accesses[core].start != first.start:
-                    raise SpyreError(f"{g.tensor.name}: cores {cores[0]} and {core} compute parts of the same "
-                                     f"output slice but write to {first.start:#x} and {accesses[core].start:#x}",
-                                     loc=spec.filename)
-            if len(cores) > 1 and combine is None:
-                raise SpyreError(f"{g.tensor.name}: cores {cores} share an output slice, but op func "
-                                 f"'{spec.op_name}' has no combine", loc=spec.filename)
-            result = functools.reduce(combine, (partials[c] for c in cores)) if len(cores) > 1 else partials[cores[0]]
-            values = self._output_values(g, result)
-            if g.tensor.component == "hbm":
-                first.write(values)
-                self.stats.hbm_bytes_written += g.nbytes
-                continue
-            for core in cores:  # each core's own LX
-                accesses[core].write(values)
-                self.device.lx_write(core, first.start, first.start + g.span, value)
-                self.stats.lx_bytes_written += g.nbytes
-                self.stats.note_lx_end(core, first.start + g.span)
+        if kernel.shared:
+            kernel.check_cohort_starts(access)
+        values = kernel.output_values(g, partials)
+        if g.tensor.component == "hbm":
+            access.write(values, [cohort[0] for cohort in kernel.cohorts] if kernel.shared else None)
+            self.stats.hbm_bytes_written += g.nbytes * len(kernel.cohorts)
+            return
+        access.write(values[kernel.cohort_of] if kernel.shared and len(values) > 1 else values)
+        self.device.lx_write_all(access.cores, access.starts, g.span, value)
+        self.stats.lx_bytes_written += g.nbytes * len(access.cores)
+        for core, start in zip(access.cores, access.starts):
+            self.stats.note_lx_end(core, start + g.span)
 
-    def _output_values(self, g: Geometry, result: np.ndarray) -> np.ndarray:
-        """The full-rank result as the output tensor's per-core array (sparse sticks: value first)."""
-        spec = self.spec
-        full = np.broadcast_to(result, [1 if label in self.reduced else spec.core_sizes[label]
-                                        for label in spec.labels])
-        kept = full.reshape([n for n, label in zip(full.shape, spec.labels) if label in g.dims])
-        if kept.shape == g.logical_shape:
-            return kept
-        out = np.zeros(g.logical_shape, np.float32)
-        out[tuple(slice(0, n) for n in kept.shape)] = kept
-        return out
+
+def _cohorts(spec: SdscSpec, reduced: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+    """Positions of the cores whose work slices agree on every kept dim, grouped, in core order."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, core in enumerate(spec.cores):
+        key = tuple(v for label, v in spec.slices[core].items() if label not in reduced)
+        groups.setdefault(key, []).append(i)
+    return tuple(tuple(group) for group in groups.values())
+
+
+def _contract(a: np.ndarray, a_dims: Sequence[str], b: np.ndarray, b_dims: Sequence[str],
+              out_dims: Sequence[str]) -> np.ndarray:
+    """``einsum(a_dims, b_dims -> out_dims)`` as ``np.matmul`` of (batch..., rows, inner) by
+    (batch..., inner, columns).
+
+    The core axis is always a batch axis (an operand without it broadcasts), so each core's
+    product is its own GEMM, as on the device (and small enough that BLAS runs it in the
+    calling thread).  A dim in one operand only and not in the output goes to einsum.
+    """
+    batch = [d for d in out_dims if d == _CORE_AXIS or (d in a_dims and d in b_dims)]
+    rows = [d for d in out_dims if d in a_dims and d not in batch]
+    cols = [d for d in out_dims if d in b_dims and d not in batch]
+    inner = [d for d in a_dims if d in b_dims and d not in out_dims]
+    if not set(a_dims) <= {*batch, *rows, *inner} or not set(b_dims) <= {*batch, *cols, *inner}:
+        letters = {d: chr(ord("a") + i) for i, d in enumerate(dict.fromkeys([*a_dims, *b_dims]))}
+        spec = ",".join("".join(letters[d] for d in dims) for dims in (a_dims, b_dims))
+        return np.einsum(f"{spec}->{''.join(letters[d] for d in out_dims)}", a, b)
+    size = {**dict(zip(a_dims, a.shape)), **dict(zip(b_dims, b.shape))}
+
+    def grouped(x: np.ndarray, dims: Sequence[str], first: list[str], second: list[str]) -> np.ndarray:
+        order = [d for d in batch if d in dims] + first + second
+        return x.transpose([list(dims).index(d) for d in order]).reshape(
+            [size[d] if d in dims else 1 for d in batch]
+            + [math.prod(size[d] for d in first), math.prod(size[d] for d in second)])
+
+    product = np.matmul(grouped(a, a_dims, rows, inner), grouped(b, b_dims, inner, cols))
+    result_dims = [*batch, *rows, *cols]
+    return product.reshape([size[d] for d in result_dims]).transpose([result_dims.index(d) for d in out_dims])

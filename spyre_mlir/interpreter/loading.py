@@ -1,13 +1,14 @@
 # Loading a compiled output directory for the interpreter: manifest.json, the
-# bundle function of bundle.mlir (parsed with our dialects) and every SDSC file
-# it runs, each confined to the directory and checked.  Reads DIR/*; writes
-# nothing.  Uses no compiler pass, importer or codegen object.
+# bundle function of bundle.mlir (parsed with our dialects, compiled to
+# closures) and every SDSC file it runs (checked, then prepared as a kernel),
+# each confined to the directory.  Reads DIR/*; writes nothing.  Uses no
+# compiler pass, importer or codegen object.
 """A compiled output directory, loaded and checked."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects import func
@@ -15,6 +16,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 from spyre_mlir.diagnostics import SpyreError, op_location
 from spyre_mlir.dialects.sdscbundle import InputArgType, SdscExecuteOp
+from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.interpreter.control import BundleProgram, compile_bundle
+from spyre_mlir.interpreter.device import Device
+from spyre_mlir.interpreter.execute import SdscKernel
 from spyre_mlir.interpreter.schema import SchemaValidator
 from spyre_mlir.interpreter.sdsc import SdscSpec, parse_sdsc
 from spyre_mlir.manifest import Manifest, read_manifest
@@ -23,14 +28,22 @@ from spyre_mlir.mlir_text import make_context, parse_module
 
 @dataclass(frozen=True)
 class OutputDir:
-    """The files of one output directory, parsed."""
+    """The files of one output directory, parsed and prepared for execution."""
 
     path: Path
     manifest: Manifest
     module: ModuleOp
     function: func.FuncOp
+    program: BundleProgram
+    """``function`` compiled for tracing."""
     specs: dict[str, SdscSpec]
     """Every SDSC file an ``sdsc_execute`` names, by ``sdsc_filename``."""
+    config: SpyreConfig
+    """The device the directory was compiled for."""
+    kernels: dict[str, SdscKernel]
+    """``specs`` prepared for execution on ``config``."""
+    devices: list[Device] = field(default_factory=list, compare=False)
+    """Devices of finished runs, for later runs to reset and reuse."""
 
 
 def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None) -> OutputDir:
@@ -55,7 +68,9 @@ def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None
             if name not in manifest.sdsc_files:
                 raise SpyreError(f"sdsc_filename \"{name}\" is not listed in manifest.json 'sdsc_files'", loc=where)
             specs[name] = _load_sdsc(path, name, schema)
-    return OutputDir(root, manifest, module, function, specs)
+    config = SpyreConfig(cores=manifest.cores)
+    kernels = {name: SdscKernel(spec) for name, spec in specs.items()}
+    return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels)
 
 
 def _confined(root: Path, name: str, what: str, where: str) -> Path:
@@ -90,7 +105,7 @@ def _load_sdsc(path: Path, name: str, schema: SchemaValidator | None) -> SdscSpe
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SpyreError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}", loc=name) from None
+        raise SpyreError(f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}", loc=name) from None
     if schema is not None:
         schema.validate(doc, name)
     return parse_sdsc(doc, name)

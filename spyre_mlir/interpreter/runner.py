@@ -1,7 +1,8 @@
 # The interpreter's driver: load an output directory, stage host inputs into
-# simulated HBM, trace the bundle's control flow, execute every sdsc_execute
-# in order and read the outputs back.  Reads DIR/* and host arrays; returns
-# host arrays and statistics.
+# simulated HBM (of a new device, or of a finished run's, reset), trace the
+# bundle's control flow, execute every sdsc_execute in order and read the
+# outputs back.  Reads DIR/* and host arrays; returns host arrays and
+# statistics.
 """``run(directory, inputs)``: execute a compiled output directory."""
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from typing import Any
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import SpyreConfig
-from spyre_mlir.interpreter.control import trace_bundle
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.execute import SdscExecutor
 from spyre_mlir.interpreter.loading import OutputDir, load_output_dir
 from spyre_mlir.interpreter.schema import load_schema
-from spyre_mlir.interpreter.stats import OpStats, RunStats
+from spyre_mlir.interpreter.stats import ExecutionLog, OpStats, RunStats
 from spyre_mlir.manifest import Manifest
 
 
@@ -38,22 +37,38 @@ def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
     return execute(loaded, host_inputs(loaded.manifest, inputs))
 
 
-def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], RunStats]:
-    """Run an already loaded directory on checked host inputs."""
+def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
+            record_events: bool = False) -> tuple[dict[str, np.ndarray], RunStats]:
+    """Run an already loaded directory on checked host inputs; ``record_events`` keeps
+    one record per execution in the stats' ``events`` (for the timeline)."""
     manifest = loaded.manifest
-    device = Device(manifest.args, SpyreConfig(cores=manifest.cores))
+    device = _device(loaded)
     for arg in manifest.inputs:
         device.stage(arg, inputs[arg.name])
     for arg in manifest.constants:
         device.fill(arg)
-    trace = trace_bundle(loaded.function, device.arguments)
+    trace = loaded.program.trace(device.arguments)
     executors: dict[str, SdscExecutor] = {}
-    for name, spec in loaded.specs.items():
-        executors[name] = SdscExecutor(spec, device, OpStats(name, spec.op_name))
+    log = ExecutionLog() if record_events else None
+    for name, kernel in loaded.kernels.items():
+        executors[name] = SdscExecutor(kernel, device, OpStats(name, kernel.spec.op_name, log=log))
     for index, execution in enumerate(trace):
         executors[execution.op.sdsc_filename.data].run(execution, index)
-    stats = RunStats([e.stats for e in executors.values()], manifest.cores)
-    return {arg.name: device.read_back(arg) for arg in manifest.outputs}, stats
+    stats = RunStats([e.stats for e in executors.values()], manifest.cores, events=log.events if log else [])
+    outputs = {arg.name: device.read_back(arg) for arg in manifest.outputs}
+    loaded.devices.append(device)
+    return outputs, stats
+
+
+def _device(loaded: OutputDir) -> Device:
+    """A new device for ``loaded``: a finished run's, reset, if there is one (inputs and
+    constants are about to be staged and filled)."""
+    manifest = loaded.manifest
+    if not loaded.devices:
+        return Device(manifest.args, loaded.config)
+    device = loaded.devices.pop()
+    device.reset(rewritten={arg.index for arg in (*manifest.inputs, *manifest.constants)})
+    return device
 
 
 def host_inputs(manifest: Manifest, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:

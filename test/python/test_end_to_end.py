@@ -1,7 +1,7 @@
 """End to end: torch program -> spyre-compile (in process) -> reference interpreter -> PyTorch eager.
 
 Every example factory and a set of small Bundle programs is exported and imported
-once, then compiled for 1, 4 and 32 cores (big shapes on 32 only) and run on the
+once, then compiled for 1, 4 and 32 cores and run on the
 interpreter; every output must match eager within the interpreter's fp16 tolerance
 (``spyre_mlir.interpreter.compare``).
 """
@@ -71,13 +71,10 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "restickify_transposed_weight": _binary((64, 128), (192, 128), lambda x, w: x @ w.t()),
     "fill": _unary((64, 128), lambda x: x * 2.0 + torch.ones_like(x)),
 }
-BIG = {"add_1024x4096"}
-"""Programs compiled on 32 cores only (keeps this file's runtime modest)."""
 
 
 def _cases() -> list[Any]:
-    return [pytest.param(name, cores, id=f"{name}-{cores}")
-            for name in PROGRAMS for cores in CORES if cores == 32 or name not in BIG]
+    return [pytest.param(name, cores, id=f"{name}-{cores}") for name in PROGRAMS for cores in CORES]
 
 
 @pytest.fixture(scope="module")
