@@ -3,7 +3,9 @@
 # type's layout (device bytes), `core_splits` of its writer and readers
 # (per-core slices) and the function's returned values (kernel arguments).
 # Writes `placement` on every compute op and `spyre.fill`: `#spyre.placement<lx,
-# off>`, `<hbm, arg N>` or `<hbm, pool off>`.  The solvers (`solve`) need no IR.
+# off>`, `<hbm, arg N>` or `<hbm, pool off>`, and inserts a `spyre.pointwise
+# "identity"` copy-out after a loop-body value kept in LX that also leaves its
+# loop.  The solvers (`solve`) need no IR.
 """Memory planning: which values live in each core's LX scratchpad, and where.
 
 Before (after work division, [1024, 4096] fp16 on 32 cores)::
@@ -33,13 +35,25 @@ op, which no pass emits).  Loops: positions number ops in pre-order over nested
 regions, and a read inside a loop counts at the loop's end, so per-tile values
 of a loop body live within one iteration and values around the loop live
 across it; LX candidates must be read only by compute ops of their own block.
-A loop-body value that also leaves the loop (read by ``tensor.insert_slice`` or
-``scf.yield``) is not a candidate: spyre-lower-to-bundle writes it straight
-into its destination (the accumulator's HBM window, at the tile offset) and its
-in-body readers read it there, so its pool placement here goes unused and no
-copy-out is needed.  Keeping such a value in LX for its in-body readers would
-need the copy-out DESIGN §4 describes (a ``spyre.pointwise "identity"`` after
-its writer carrying the leaving uses and the HBM placement); not implemented.
+
+Copy-out (DESIGN §4).  A loop-body value that leaves the loop (the source of a
+``tensor.insert_slice``, or yielded) is written by spyre-lower-to-bundle
+straight into its destination, the accumulator's HBM window at the tile
+offset; its pool placement here goes unused.  When such a value is also read
+by other ops of the body, keeping it in LX saves one HBM read of the tile per
+reader, at the price of one LX-to-HBM copy: the pass inserts a
+``spyre.pointwise "identity"`` (``%copy_out``) after the writer, with the
+writer's ``core_splits`` per result dim, and moves the leaving uses to it::
+
+    %y = spyre.pointwise "add" (%at, %bt) {placement = #spyre.placement<lx, 0>} : ...
+    %copy_out = spyre.pointwise "identity" (%y) {placement = #spyre.placement<hbm, pool 0>} : ...
+    %z = spyre.pointwise "mul" (%y, %ct) {...} : ...
+    %acc_next = tensor.insert_slice %copy_out into %acc[%r, 0] [...] [1, 1] : ...
+
+The copy is kept only if ``%y`` is then an LX candidate and the solver places
+it; otherwise it is removed and ``%y`` goes to HBM as before (a copy into HBM
+of a value already in HBM would only add traffic).  A value whose only uses
+leave the loop gets no copy-out: it is written straight to HBM, once.
 """
 
 from __future__ import annotations
@@ -49,14 +63,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func, tensor
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, OpResult, SSAValue
-from xdsl.ir.affine import AffineConstantExpr
+from xdsl.dialects import func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.ir import Operation, OpResult, SSAValue, Use
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, ViewOp, expr_range, tensor_layout
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, PointwiseOp, ViewOp, expr_range, tensor_layout
 from spyre_mlir.hardware import SpyreConfig, round_up
 from spyre_mlir.layout import ABSENT
 from spyre_mlir.opfuncs import OpKind
@@ -335,7 +349,7 @@ def _gap_offset(size: int, conflicts: list[_Block], limit: int, alignment: int, 
 
 
 # --------------------------------------------------------------------------
-# The pass: values, lifetimes, LX eligibility, placements
+# Values: lifetimes, LX eligibility, in-place parents
 # --------------------------------------------------------------------------
 
 
@@ -471,6 +485,67 @@ def _in_place_parents(value: OpResult, names: dict[SSAValue, str], lx_sizes: dic
             parents.append(names[x])
     return tuple(parents)
 
+# --------------------------------------------------------------------------
+# Copy-out: a loop-body value kept in LX that also leaves its loop
+# --------------------------------------------------------------------------
+
+
+def _is_leaving(use: Use) -> bool:
+    """True for a use that carries a value out of its loop body: ``tensor.insert_slice``'s source, ``scf.yield``."""
+    return isinstance(use.operation, scf.YieldOp) or (isinstance(use.operation, tensor.InsertSliceOp)
+                                                       and use.index == 0)
+
+
+def _copy_out_splits(writer: ComputeOp) -> DenseArrayBase | None:
+    """The writer's ``core_splits`` per dim of its result (1 for a constant coordinate), or None if unsplit."""
+    splits = writer.get_core_splits()
+    if splits is None:
+        return None
+    result_map = writer.get_indexing_maps()[-1]
+    return DenseArrayBase.from_list(i64, [splits[e.position] if isinstance(e, AffineDimExpr) else 1
+                                          for e in result_map.results])
+
+
+def _insert_copy_out(value: OpResult) -> PointwiseOp | None:
+    """A tentative copy-out of ``value``: a ``spyre.pointwise "identity"`` after its writer, taking its leaving uses.
+
+    Only for a compute result in a loop body that leaves the loop and is also
+    read by other ops of the body, and only if ``value`` is then an LX
+    candidate (the copy reads the same per-core slices the writer wrote);
+    otherwise nothing changes and the result is None.
+    """
+    writer, uses = value.op, list(value.uses)
+    if not isinstance(writer, ComputeOp) or not isinstance(writer.parent_op(), scf.ForOp):
+        return None
+    if not 0 < sum(_is_leaving(use) for use in uses) < len(uses):  # leaves, and is read in the body
+        return None
+    copy = PointwiseOp("identity", [value], value.type)
+    copy.location = writer.location
+    copy.result.name_hint = "copy_out"
+    splits = _copy_out_splits(writer)
+    if splits is not None:
+        copy.core_splits = splits
+    block = writer.parent_block()
+    assert block is not None
+    block.insert_op_after(copy, writer)
+    value.replace_uses_with_if(copy.result, _is_leaving)
+    if _lx_size(value) is None:
+        _remove_copy_out(value, copy)
+        return None
+    return copy
+
+
+def _remove_copy_out(value: OpResult, copy: PointwiseOp) -> None:
+    """Undo :func:`_insert_copy_out`: ``value`` leaves its loop itself again."""
+    copy.result.replace_all_uses_with(value)
+    copy.detach()
+    copy.erase()
+
+
+# --------------------------------------------------------------------------
+# The pass
+# --------------------------------------------------------------------------
+
 
 def _kernel_outputs(body: func.FuncOp) -> dict[SSAValue, int]:
     """Returned values -> their kernel argument (function arguments come first)."""
@@ -482,43 +557,87 @@ def _kernel_outputs(body: func.FuncOp) -> dict[SSAValue, int]:
     return outputs
 
 
+def _values(body: func.FuncOp) -> list[OpResult]:
+    """The compute and fill results of ``body``, in program order (pre-order over nested regions)."""
+    return [r for op in body.walk() if isinstance(op, ComputeOp | FillOp) for r in op.results]
+
+
+def _lifetimes(body: func.FuncOp, values: Sequence[OpResult]) -> dict[SSAValue, tuple[int, int, int]]:
+    """``(start, end, uses)`` of every value (:func:`_lifetime`) in ``body`` as it is now."""
+    pos, after = _positions(body)
+    return {v: _lifetime(v, pos, after) for v in values}
+
+
+def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int, solver: str,
+                 alignment: int) -> tuple[dict[SSAValue, int], dict[SSAValue, int | None]]:
+    """LX offsets of the values ``solver`` placed, and the per-core LX size of every value (None: not eligible)."""
+    values = _values(body)
+    lifetimes = _lifetimes(body, values)
+    names = {v: f"v{i}" for i, v in enumerate(values)}
+    lx_sizes = {v: None if v in outputs else _lx_size(v) for v in values}
+    candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
+                         in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
+                  for v in values if (size := lx_sizes[v]) is not None]
+    placed = solve(candidates, lx_limit, alignment, solver)
+    offsets = {v: offset for v in values if (offset := placed.get(names[v])) is not None}
+    return offsets, lx_sizes
+
+
 def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
                 alignment: int = 128) -> list[PlannedValue]:
     """Place every compute and fill result of ``body``; write and return the placements.
 
     1. Graph outputs are kernel arguments ``<hbm, arg N>``.
-    2. Every other value gets its lifetime (program order, pre-order over
+    2. Loop-body values that also leave their loop and have other readers
+       in the body get a tentative copy-out (:func:`_insert_copy_out`).
+    3. Every other value gets its lifetime (program order, pre-order over
        nested regions) and, if eligible, its per-core LX size; pointwise
        results get in-place parents.
-    3. ``solver`` places the LX candidates in ``lx_limit`` bytes per core.
-    4. The rest go to the HBM pool, placed by best fit without a limit, so
-       pool offsets are reused by lifetime.
+    4. ``solver`` places the LX candidates in ``lx_limit`` bytes per core.
+    5. The copy-out of a value that did not get LX is removed again: that
+       value is written straight into its destination.
+    6. The rest go to the HBM pool with their lifetimes in the final
+       program, placed by best fit without a limit, so pool offsets are
+       reused by lifetime.
     """
     outputs = _kernel_outputs(body)
-    pos, after = _positions(body)
-    values = [r for op in body.walk() if isinstance(op, ComputeOp | FillOp) for r in op.results]
-    names = {v: f"v{i}" for i, v in enumerate(values)}
-    lifetimes = {v: _lifetime(v, pos, after) for v in values}
-    lx_sizes = {v: None if v in outputs else _lx_size(v) for v in values}
-    buffers = {v: Buffer(names[v], tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
-                         end=lifetimes[v][1]) for v in values}
-    candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
-                         in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
-                  for v in values if (size := lx_sizes[v]) is not None]
-    in_lx = solve(candidates, lx_limit, alignment, solver)
-    pooled = [buffers[v] for v in values if v not in outputs and in_lx.get(names[v]) is None]
+    copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
+    in_lx, lx_sizes = _place_in_lx(body, outputs, lx_limit, solver, alignment)
+    for value, copy in copies:
+        if value not in in_lx:
+            _remove_copy_out(value, copy)
+    values = _values(body)
+    lifetimes = _lifetimes(body, values)
+    buffers = {v: Buffer(f"v{i}", tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
+                         end=lifetimes[v][1]) for i, v in enumerate(values)}
+    pooled = [buffers[v] for v in values if v not in outputs and v not in in_lx]
     pool = solve(pooled, sum(round_up(b.size, alignment) for b in pooled), alignment, "bestfit")
     planned = []
     for v in values:
         if v in outputs:
             placement = PlacementAttr("arg", outputs[v])
-        elif in_lx.get(names[v]) is not None:
-            placement = PlacementAttr("lx", in_lx[names[v]])
+        elif v in in_lx:
+            placement = PlacementAttr("lx", in_lx[v])
         else:
-            placement = PlacementAttr("pool", pool[names[v]])
+            placement = PlacementAttr("pool", pool[buffers[v].name])
         v.op.placement = placement
-        planned.append(PlannedValue(v, buffers[v], lx_sizes[v], placement))
+        planned.append(PlannedValue(v, buffers[v], lx_sizes.get(v), placement))
     return planned
+
+
+def plan_memory_config(lx_solver: str, lx_fraction: float | None, who: str) -> SpyreConfig:
+    """The machine config memory planning plans against, after checking the options.
+
+    ``lx_solver`` must be one of :data:`SOLVERS`; ``lx_fraction`` (None: the
+    hardware default, 0.2) is the back end's share of LX, ``0 <= f < 1``.  A bad
+    value is one :class:`SpyreError` naming ``who`` (the pass or tool).
+    """
+    if lx_solver not in SOLVERS:
+        raise SpyreError(f"{who}: unknown lx-solver '{lx_solver}'; expected one of {', '.join(SOLVERS)}")
+    try:
+        return SpyreConfig() if lx_fraction is None else SpyreConfig(backend_lx_fraction=lx_fraction)
+    except SpyreError as e:
+        raise SpyreError(f"{who}: lx-fraction: {e.msg}") from None
 
 
 @dataclass(frozen=True)
@@ -534,13 +653,7 @@ class PlanMemoryPass(ModulePass):
     """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.lx_solver not in SOLVERS:
-            raise SpyreError(f"spyre-plan-memory: unknown lx-solver '{self.lx_solver}'; expected one of "
-                             f"{', '.join(SOLVERS)}")
-        try:
-            config = SpyreConfig() if self.lx_fraction is None else SpyreConfig(backend_lx_fraction=self.lx_fraction)
-        except SpyreError as e:
-            raise SpyreError(f"spyre-plan-memory: lx-fraction: {e.msg}") from None
+        config = plan_memory_config(self.lx_solver, self.lx_fraction, self.name)
         for body in op.ops:
             if isinstance(body, func.FuncOp) and not body.is_declaration:
                 plan_memory(body, config.usable_lx_bytes, self.lx_solver, config.alignment)

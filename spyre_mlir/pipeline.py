@@ -32,6 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.hardware import config_for_cores
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 
@@ -47,19 +48,30 @@ COMPILE_STAGES: tuple[str, ...] = (
 """The passes of ``spyre-compile``, in order."""
 
 
-def compile_stages(cores: int, span_tiling: bool = True) -> list[ModulePass]:
-    """The stage passes, each given ``cores`` (and ``span_tiling``) when it takes that option."""
+def compile_stages(cores: int, span_tiling: bool = True, lx_solver: str = "greedy",
+                   lx_fraction: float | None = None) -> list[ModulePass]:
+    """The stage passes, each given the options it takes of ``cores``, ``span_tiling``,
+    ``lx_solver`` and ``lx_fraction``; bad LX options are one :class:`SpyreError`
+    before any stage runs."""
     from spyre_mlir.passes import SPYRE_PASSES
 
+    check_lx_options(lx_solver, lx_fraction)
+    given = {"cores": cores, "span_tiling": span_tiling, "lx_solver": lx_solver, "lx_fraction": lx_fraction}
     passes = []
     for name in COMPILE_STAGES:
         if name not in SPYRE_PASSES:
             raise SpyreError(f"pipeline stage '{name}' is not a registered pass")
         cls = SPYRE_PASSES[name]()
-        fields = {f.name for f in dataclasses.fields(cls)}
-        options = {k: v for k, v in (("cores", cores), ("span_tiling", span_tiling)) if k in fields}
+        options = {f.name: given[f.name] for f in dataclasses.fields(cls) if f.name in given}
         passes.append(cls(**options))
     return passes
+
+
+def check_lx_options(lx_solver: str, lx_fraction: float | None) -> None:
+    """One :class:`SpyreError` for an unknown LX solver or an LX fraction outside ``0 <= f < 1``."""
+    from spyre_mlir.passes.plan_memory import plan_memory_config
+
+    plan_memory_config(lx_solver, lx_fraction, "spyre-compile")
 
 
 def target_cores(cores: int | None) -> int:
@@ -79,8 +91,15 @@ class SpyreCompilePass(ModulePass):
     span_tiling: bool = True
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
 
+    lx_solver: str = "greedy"
+    """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
+
+    lx_fraction: float | None = None
+    """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in compile_stages(target_cores(self.cores), self.span_tiling):
+        for stage in compile_stages(target_cores(self.cores), self.span_tiling, self.lx_solver,
+                                    self.lx_fraction):
             stage.apply(ctx, op)
 
 
@@ -100,36 +119,58 @@ class CompileOptions:
     """Verify after every stage, not only at the end."""
     span_tiling: bool = True
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
+    lx_solver: str = "greedy"
+    """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
+    lx_fraction: float | None = None
+    """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
+
+    def __post_init__(self) -> None:
+        check_lx_options(self.lx_solver, self.lx_fraction)
 
 
-def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr) -> None:
-    """Run the pipeline stages on ``module`` in place; verify at the end (or after each)."""
+@fewer_collections()
+def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr) -> list[tuple[str, float]]:
+    """Run the pipeline stages on ``module`` in place; verify at the end (or after each).
+
+    Returns the wall time in seconds of every stage, in pipeline order.
+    """
     ctx = make_context()
     timings = []
-    for stage in compile_stages(target_cores(options.cores), options.span_tiling):
+    for stage in compile_stages(target_cores(options.cores), options.span_tiling, options.lx_solver,
+                                options.lx_fraction):
         start = time.perf_counter()
         stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
         if options.verify_each:
             verify_located(module)
         if options.print_ir_after_all:
-            log.write(f"// -----// IR Dump After {stage.name} //----- //\n")
-            Printer(stream=log).print_op(module)
-            log.write("\n")
+            write_ir_dump(log, stage.name, module)
     verify_located(module)
     if options.time_passes:
-        total = sum(t for _, t in timings)
-        log.write("===-- spyre-compile pass timing --===\n")
-        for name, seconds in timings:
-            log.write(f"  {seconds:9.4f} s  {name}\n")
-        log.write(f"  {total:9.4f} s  total\n")
+        write_pass_timings(log, "spyre-compile", timings)
+    return timings
+
+
+def write_ir_dump(log: TextIO, pass_name: str, module: ModuleOp) -> None:
+    """Print ``module`` to ``log`` under mlir-opt's ``IR Dump After <pass>`` banner."""
+    log.write(f"// -----// IR Dump After {pass_name} //----- //\n")
+    Printer(stream=log).print_op(module)
+    log.write("\n")
+
+
+def write_pass_timings(log: TextIO, title: str, timings: Sequence[tuple[str, float]]) -> None:
+    """The wall time of every pass and their total, one line each, under a ``title`` banner."""
+    log.write(f"===-- {title} pass timing --===\n")
+    for name, seconds in timings:
+        log.write(f"  {seconds:9.4f} s  {name}\n")
+    log.write(f"  {sum(t for _, t in timings):9.4f} s  total\n")
 
 
 def load_source(source: str) -> ModuleOp:
     """The module of ``model.py:factory``, ``program.pt2`` or ``in.mlir``."""
     if source.endswith(".mlir"):
         try:
-            text = Path(source).read_text()
+            text = Path(source).read_bytes()
         except OSError as e:
             raise SpyreError(f"cannot read '{source}': {e.strerror}") from None
         return parse_module(make_context(), text, source)
@@ -162,14 +203,17 @@ class CompiledProgram:
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,
-            out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
+            lx_solver: str = "greedy", out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
-    ``cores`` defaults to ``SENCORES`` (else 32).  The output goes to ``out_dir`` (which must not be a non-empty directory), or
-    to a fresh temporary directory.
+    ``cores`` defaults to ``SENCORES`` (else 32); ``lx_solver`` is memory
+    planning's LX solver (greedy, firstfit or bestfit).  The output goes to
+    ``out_dir`` (which must not be a non-empty directory), or to a fresh
+    temporary directory.
     """
     from spyre_mlir.importer import export_model, import_program
 
+    options = CompileOptions(cores=cores, lx_solver=lx_solver)
     module = import_program(export_model(fn_or_module, example_inputs))
     target = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="spyre-")) / "out"
-    return CompiledProgram(compile_module(module, target, CompileOptions(cores=cores), log=io.StringIO()))
+    return CompiledProgram(compile_module(module, target, options, log=io.StringIO()))

@@ -8,6 +8,7 @@
 
     spyre-compile examples/add_mul_nested.py:build -o out/
     spyre-compile model.mlir -o out/ --cores 4 --force --time-passes
+    spyre-compile model.mlir -o out/ --lx-solver bestfit --lx-fraction 0.1
 
 The stages are :data:`spyre_mlir.pipeline.COMPILE_STAGES`.  ``--debug`` (or
 ``SPYRE_TRACEBACK=1``) shows the traceback of any error.
@@ -32,6 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
     p.add_argument("--cores", type=int, default=None,
                    help="cores of the target, 1..32 (default: $SENCORES, else 32)")
+    p.add_argument("--lx-solver", default="greedy", metavar="{greedy,firstfit,bestfit}",
+                   help="LX solver of memory planning (default: greedy)")
+    p.add_argument("--lx-fraction", type=float, default=None, metavar="F",
+                   help="share of LX kept by the back end, 0 <= F < 1 (default: 0.2)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every stage (stderr)")
     p.add_argument("--time-passes", action="store_true", help="report the time of every stage (stderr)")
@@ -47,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     options = CompileOptions(cores=args.cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
                              time_passes=args.time_passes, verify_each=args.verify_each,
-                             span_tiling=args.span_tiling)
+                             span_tiling=args.span_tiling, lx_solver=args.lx_solver,
+                             lx_fraction=args.lx_fraction)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         module = load_source(args.source)

@@ -51,13 +51,15 @@ class ImportedPrograms:
         return self.cache[name]
 
 
-def compile_and_check(name: str, cores: int, out: Path, imported: ImportedPrograms) -> Any:
-    """Compile ``name`` on ``cores`` into ``out``, run it on the interpreter, compare with eager.
+def compile_and_check(name: str, cores: int, out: Path, imported: ImportedPrograms,
+                      lx_solver: str = "greedy") -> Any:
+    """Compile ``name`` on ``cores`` (with ``lx_solver``) into ``out``, run it on the interpreter,
+    compare with eager.
 
     Returns the interpreter's stats.
     """
     (fn, inputs), module = imported(name)
-    compile_module(module.clone(), out, CompileOptions(cores=cores), log=io.StringIO())
+    compile_module(module.clone(), out, CompileOptions(cores=cores, lx_solver=lx_solver), log=io.StringIO())
     manifest = read_manifest(out)
     outputs, stats = run(out, model_inputs(fn, inputs, manifest, name))
     with torch.no_grad():

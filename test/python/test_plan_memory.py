@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,6 +11,8 @@ from hypothesis import strategies as st
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.passes.plan_memory import SOLVERS, Buffer, placement_order, placement_score, solve
+
+from seed_program import seed_program
 
 KIB = 1024
 
@@ -217,34 +221,117 @@ def test_everything_fits_in_an_unbounded_memory(problem):
 
 # -- the pass in the pipeline -------------------------------------------------------
 
-SEED = """func.func @main(%a: tensor<1024x4096xf16> {spyre.name = "a", spyre.role = "input"},
-                %b: tensor<1024x4096xf16> {spyre.name = "b", spyre.role = "input"},
-                %c: tensor<1024x4096xf16> {spyre.name = "c", spyre.role = "input"})
-    -> (tensor<1024x4096xf16> {spyre.name = "z"}) {
-  %y = spyre.pointwise "add" (%a, %b) : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
-  %z = spyre.pointwise "mul" (%y, %c) : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
-  func.return %z : tensor<1024x4096xf16>
-}
-"""
+
+def _compile(tmp_path, text: str, **options):
+    from spyre_mlir.mlir_text import make_context, parse_module
+    from spyre_mlir.pipeline import CompileOptions, compile_module
+
+    module = parse_module(make_context(), text, "seed.mlir")
+    return compile_module(module, tmp_path / "out", CompileOptions(**options))
+
+
+def _inputs(shape: tuple[int, int]) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(shape).astype(np.float16) for _ in range(3)]
+
+
+def _check_close(got: np.ndarray, expected: np.ndarray) -> None:
+    np.testing.assert_allclose(np.asarray(got, np.float32), expected, rtol=1e-2, atol=1e-2)
 
 
 def test_seed_example_untiled_keeps_y_in_lx(tmp_path):
     from spyre_mlir.interpreter import run
-    from spyre_mlir.mlir_text import make_context, parse_module
-    from spyre_mlir.pipeline import COMPILE_STAGES, CompileOptions, compile_module
 
-    if "spyre-plan-memory" not in COMPILE_STAGES:
-        pytest.skip("spyre-plan-memory is not a stage of spyre-compile")
-    module = parse_module(make_context(), SEED, "seed.mlir")
-    out = compile_module(module, tmp_path / "out", CompileOptions(cores=32))
-    rng = np.random.default_rng(0)
-    a, b, c = (rng.standard_normal((1024, 4096)).astype(np.float16) for _ in range(3))
+    out = _compile(tmp_path, seed_program(1024, 4096), cores=32)
+    a, b, c = _inputs((1024, 4096))
     outputs, stats = run(out, [a, b, c])
     totals = stats.as_dict()
     eight_mib = 8 * 1024 * KIB
     assert totals["hbm_bytes_read"] + totals["hbm_bytes_written"] == 4 * eight_mib  # a, b, c in; z out
     assert totals["lx_peak_bytes"] == 256 * KIB  # y: 8 MiB over 32 cores
     assert totals["lx_bytes_written"] == totals["lx_bytes_read"] == eight_mib
-    z = outputs[0] if isinstance(outputs, (list, tuple)) else next(iter(outputs.values()))
-    expected = (a.astype(np.float32) + b.astype(np.float32)) * c.astype(np.float32)
-    np.testing.assert_allclose(np.asarray(z, np.float32), expected, rtol=1e-2, atol=1e-2)
+    _check_close(outputs["z"], (a.astype(np.float32) + b.astype(np.float32)) * c.astype(np.float32))
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_copy_out_end_to_end(tmp_path, cores):
+    """y is returned and read by the mul in a loop: it stays in LX for the mul and an identity
+    copies each tile out, so y crosses HBM once (written), not twice."""
+    from spyre_mlir.interpreter import run
+
+    out = _compile(tmp_path, seed_program(256, 512, "#spyre.hint<0, tiles = {A = 2}>", returns_y=True),
+                   cores=cores)
+    op_funcs = [next(iter(json.loads(p.read_text()))) for p in sorted(out.glob("sdsc_*.json"))]
+    assert op_funcs == ["0_add", "1_identity", "2_mul"]
+    a, b, c = _inputs((256, 512))
+    outputs, stats = run(out, [a, b, c])
+    tile_bytes = 128 * 512 * 2
+    assert [(op.hbm_bytes_read, op.hbm_bytes_written) for op in stats.ops] == \
+        [(2 * 2 * tile_bytes, 0), (0, 2 * tile_bytes), (2 * tile_bytes, 2 * tile_bytes)]  # two iterations each
+    y = a.astype(np.float32) + b.astype(np.float32)
+    _check_close(outputs["y"], y)
+    _check_close(outputs["z"], y * c.astype(np.float32))
+
+
+# -- LX options through the pipeline, spyre-compile and spyre_mlir.compile ------------------
+
+
+def test_compile_stages_pass_the_lx_options_to_plan_memory():
+    from spyre_mlir.pipeline import compile_stages
+
+    (plan,) = [s for s in compile_stages(4, lx_solver="bestfit", lx_fraction=0.5) if s.name == "spyre-plan-memory"]
+    assert (plan.lx_solver, plan.lx_fraction) == ("bestfit", 0.5)
+
+
+def test_lx_fraction_reaches_the_plan(tmp_path):
+    """The back end keeping 90% of LX leaves 198,784 bytes: y's 256 KiB per core goes to the pool."""
+    from spyre_mlir.manifest import read_manifest
+
+    def pooled(**options) -> bool:
+        out = _compile(tmp_path / str(len(list(tmp_path.iterdir()))), seed_program(1024, 4096), cores=32, **options)
+        return any(arg.role == "pool" for arg in read_manifest(out).args)
+
+    assert not pooled(lx_solver="firstfit")
+    assert pooled(lx_solver="firstfit", lx_fraction=0.9)
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--lx-solver", "worstfit", "spyre-compile: unknown lx-solver 'worstfit'; expected one of greedy, firstfit, "
+                                "bestfit"),
+    ("--lx-fraction", "1.5", "spyre-compile: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, "
+                             "got 1.5"),
+])
+def test_spyre_compile_rejects_bad_lx_options(tmp_path, capsys, flag, value, message):
+    from spyre_mlir.tools.spyre_compile import main
+
+    source = tmp_path / "seed.mlir"
+    source.write_text(seed_program(64, 128))
+    assert main([str(source), "-o", str(tmp_path / "out"), flag, value]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"seed.mlir: error: {message}"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_spyre_compile_lx_options(tmp_path):
+    from spyre_mlir.manifest import read_manifest
+    from spyre_mlir.tools.spyre_compile import main
+
+    source = tmp_path / "seed.mlir"
+    source.write_text(seed_program(1024, 4096))
+    out = tmp_path / "out"
+    assert main([str(source), "-o", str(out), "--cores", "32", "--lx-solver", "bestfit", "--lx-fraction", "0.9"]) == 0
+    assert [arg.role for arg in read_manifest(out).args] == ["input", "input", "input", "output", "pool"]
+
+
+def test_compile_api_takes_an_lx_solver(tmp_path):
+    torch = pytest.importorskip("torch")
+    import spyre_mlir
+
+    x = torch.randn(64, 128, dtype=torch.float16)
+    program = spyre_mlir.compile(lambda t: t.exp() * t + t, (x,), cores=4, lx_solver="bestfit",
+                                 out_dir=tmp_path / "api")
+    (got,) = program.run(x).values()
+    expected = (x.float().exp() * x.float() + x.float()).numpy()
+    _check_close(got, expected)
+    with pytest.raises(SpyreError, match="unknown lx-solver 'nope'"):
+        spyre_mlir.compile(lambda t: t + t, (x,), lx_solver="nope", out_dir=tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()

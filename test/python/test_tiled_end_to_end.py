@@ -174,8 +174,8 @@ def test_no_span_tiling_flag_reaches_coarse_tile(tmp_path, monkeypatch):
     import spyre_mlir.pipeline as pipeline
 
     real = pipeline.compile_stages
-    monkeypatch.setattr(pipeline, "compile_stages", lambda cores, span_tiling=True: seen.append(span_tiling)
-                        or real(cores, span_tiling))
+    monkeypatch.setattr(pipeline, "compile_stages", lambda cores, span_tiling=True, *lx: seen.append(span_tiling)
+                        or real(cores, span_tiling, *lx))
     source = str(ROOT / "examples" / "add_mul_nested.py") + ":build"
     assert main([source, "-o", str(tmp_path / "out"), "--no-span-tiling"]) == 0
     assert seen == [False]

@@ -3,8 +3,8 @@
 // block in place.
 // RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory' | %filecheck %s --check-prefix=GREEDY
 // RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=greedy}' | %filecheck %s --check-prefix=GREEDY
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefix=FIT
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefix=FIT
+// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefixes=FIT,FIRST
+// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefixes=FIT,BEST
 
 // greedy, in program order: %p at 0, %q above it, %r in %q's block.
 // GREEDY-LABEL: func.func @solvers
@@ -26,4 +26,38 @@ func.func @solvers(%a: tensor<256x256xf16>, %b: tensor<256x256xf16>) -> tensor<2
   %r = spyre.pointwise "mul" (%q, %b) : (tensor<256x256xf16>, tensor<256x256xf16>) -> tensor<256x256xf16>
   %s = spyre.pointwise "add" (%p, %r) : (tensor<256x256xf16>, tensor<256x256xf16>) -> tensor<256x256xf16>
   func.return %s : tensor<256x256xf16>
+}
+
+// First fit and best fit choose different gaps.  [64, 64] fp16 is 2 KiB per
+// core, [192, 64] 6 KiB.  By score (%o* are outputs, not candidates) %r, %q1,
+// %s and %q2 are placed first, stacked; %r and %s die before %x is written,
+// leaving around the live %q1 and %q2 a 6 KiB hole at 0 and an exact 2 KiB
+// hole at 8192: first fit takes the lowest, best fit the exact one.  greedy,
+// at %x's write, finds the bottom free.
+// GREEDY-LABEL: func.func @gaps
+// GREEDY:         %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
+// FIT-LABEL:    func.func @gaps
+// FIT:            %r = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
+// FIT-NEXT:       %q1 = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 6144>
+// FIT-NEXT:       %s = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 8192>
+// FIT-NEXT:       %q2 = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 10240>
+// FIRST:          %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
+// BEST:           %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 8192>
+func.func @gaps(%a: tensor<64x64xf16>, %g: tensor<192x64xf16>)
+    -> (tensor<192x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>,
+        tensor<64x64xf16>, tensor<64x64xf16>) {
+  %r = spyre.pointwise "exp" (%g) : (tensor<192x64xf16>) -> tensor<192x64xf16>
+  %q1 = spyre.pointwise "exp" (%a) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %s = spyre.pointwise "exp" (%a) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %q2 = spyre.pointwise "exp" (%a) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %o1 = spyre.pointwise "add" (%r, %r) : (tensor<192x64xf16>, tensor<192x64xf16>) -> tensor<192x64xf16>
+  %o2 = spyre.pointwise "add" (%s, %q1) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %x = spyre.pointwise "exp" (%a) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %o3 = spyre.pointwise "add" (%q1, %q1) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %o4 = spyre.pointwise "add" (%q2, %q2) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %o5 = spyre.pointwise "add" (%q1, %q2) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %o6 = spyre.pointwise "add" (%x, %q1) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  %o7 = spyre.pointwise "add" (%x, %q2) : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  func.return %o1, %o2, %o3, %o4, %o5, %o6, %o7 : tensor<192x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>,
+      tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>
 }
