@@ -23,6 +23,7 @@ scope), ``#spyre.placement`` (where a value lives).  Compute ops optionally carr
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -204,6 +205,7 @@ def layout_attr(layout: StickLayout) -> LayoutAttr:
     return LayoutAttr(layout.device_size, layout.dim_order, layout.data_format)
 
 
+@functools.lru_cache(maxsize=4096)
 def tensor_layout(t: Attribute) -> StickLayout:
     """The stick layout of a tensor type: its ``#spyre.layout``, else its shape's default.
 
@@ -409,6 +411,48 @@ def _broadcast_map(operand_shape: Sequence[int], result_shape: Sequence[int]) ->
         for i, size in enumerate(operand_shape)
     ]
     return AffineMap(len(result_shape), 0, tuple(exprs))
+
+
+@functools.lru_cache(maxsize=4096)
+def _pointwise_maps(operand_shapes: tuple[tuple[int, ...], ...],
+                    result_shape: tuple[int, ...]) -> tuple[AffineMap, ...]:
+    """A pointwise op's maps: each operand's broadcast map, then the result's identity.
+
+    Built once per shape signature (passes ask for the maps of every op many
+    times); affine maps are immutable, so ops share them.
+    """
+    return (*(_broadcast_map(s, result_shape) for s in operand_shapes), AffineMap.identity(len(result_shape)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reduce_maps(kept: tuple[int, ...], reduced: tuple[int, ...], keeps_dims: bool) -> tuple[AffineMap, ...]:
+    """A reduction's maps over (kept dims, reduced dims): the operand's, then the result's (built once, shared)."""
+    order = (*kept, *reduced)
+    rank = len(order)
+    position = {d: i for i, d in enumerate(order)}
+    source = AffineMap(rank, 0, tuple(AffineExpr.dimension(position[d]) for d in range(rank)))
+    if keeps_dims:
+        out = tuple(AffineExpr.constant(0) if d in reduced else AffineExpr.dimension(position[d])
+                    for d in range(rank))
+    else:
+        out = tuple(AffineExpr.dimension(i) for i in range(len(kept)))
+    return source, AffineMap(rank, 0, out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _matmul_maps(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]) -> tuple[AffineMap, ...]:
+    """A (batched) matmul's maps over (batch.., M, N, K): A's, B's, then the result's (built once, shared)."""
+    rank = len(out) + 1
+    batch, (m, n, k) = rank - 3, (rank - 3, rank - 2, rank - 1)
+
+    def operand_map(shape: tuple[int, ...], rows: int, cols: int) -> AffineMap:
+        lead = len(shape) - 2
+        exprs = [AffineExpr.constant(0) if size == 1 and out[batch - lead + i] != 1
+                 else AffineExpr.dimension(batch - lead + i) for i, size in enumerate(shape[:lead])]
+        return AffineMap(rank, 0, (*exprs, AffineExpr.dimension(rows), AffineExpr.dimension(cols)))
+
+    return (operand_map(a, m, k), operand_map(b, k, n),
+            AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank - 1))))
 
 
 def _used_dims(expr: AffineExpr) -> set[int]:
@@ -644,9 +688,7 @@ class PointwiseOp(ComputeOp):
         return _shape(self.result)
 
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
-        out = _shape(self.result)
-        return (*(_broadcast_map(_shape(v), out) for v in self.inputs),
-                AffineMap.identity(len(out)))
+        return _pointwise_maps(tuple(_shape(v) for v in self.inputs), _shape(self.result))
 
     def verify_types(self) -> None:
         func = self.op_func()
@@ -735,16 +777,7 @@ class ReduceOp(ComputeOp):
         return tuple(shape[d] for d in (*self._kept_dims(), *self.get_reduce_dims()))
 
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
-        order = (*self._kept_dims(), *self.get_reduce_dims())
-        rank = len(order)
-        position = {d: i for i, d in enumerate(order)}
-        source = AffineMap(rank, 0, tuple(AffineExpr.dimension(position[d]) for d in range(rank)))
-        if self.keeps_dims():
-            out = tuple(AffineExpr.constant(0) if d in self.get_reduce_dims()
-                        else AffineExpr.dimension(position[d]) for d in range(rank))
-        else:
-            out = tuple(AffineExpr.dimension(i) for i in range(len(self._kept_dims())))
-        return source, AffineMap(rank, 0, out)
+        return _reduce_maps(self._kept_dims(), self.get_reduce_dims(), self.keeps_dims())
 
     def verify_types(self) -> None:
         self.op_func()
@@ -793,19 +826,7 @@ class MatmulOp(ComputeOp):
         return (*_shape(self.result), _shape(self.inputs[0])[-1])
 
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
-        out = _shape(self.result)
-        rank = len(out) + 1
-        batch, (m, n, k) = rank - 3, (rank - 3, rank - 2, rank - 1)
-
-        def operand_map(shape: tuple[int, ...], rows: int, cols: int) -> AffineMap:
-            lead = len(shape) - 2
-            exprs = [AffineExpr.constant(0) if size == 1 and out[batch - lead + i] != 1
-                     else AffineExpr.dimension(batch - lead + i) for i, size in enumerate(shape[:lead])]
-            return AffineMap(rank, 0, (*exprs, AffineExpr.dimension(rows), AffineExpr.dimension(cols)))
-
-        return (operand_map(_shape(self.inputs[0]), m, k),
-                operand_map(_shape(self.inputs[1]), k, n),
-                AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank - 1))))
+        return _matmul_maps(_shape(self.inputs[0]), _shape(self.inputs[1]), _shape(self.result))
 
     def verify_types(self) -> None:
         if len(self.inputs) != 2:

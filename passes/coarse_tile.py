@@ -106,7 +106,6 @@ from spyre_mlir.dialects.spyre import (
     HintAttr,
     LayoutAttr,
     PointwiseOp,
-    element_dtype,
     layout_attr,
     tensor_layout,
 )
@@ -339,12 +338,16 @@ def _affine_sum(coefs: Sequence[int], const: int) -> AffineExpr:
 
 
 def tile_type(full: TensorType, sizes: Sequence[int]) -> TensorType:
-    """``full`` with shape ``sizes`` and a ``#spyre.layout`` computed for that shape (when it had one)."""
+    """``full`` with shape ``sizes`` and a ``#spyre.layout`` computed for that shape (when it had one).
+
+    A dim the tile covers whole keeps the full tensor's padding (``padded_shape``).
+    """
     encoding = full.encoding
     if isinstance(encoding, LayoutAttr):
-        dtype = element_dtype(full.get_element_type())
-        assert dtype is not None
-        encoding = layout_attr(stick_layout(list(sizes), dtype, list(encoding.order) or None))
+        layout = tensor_layout(full)
+        padded = [p if s == f else s for s, f, p in zip(sizes, layout.host_shape, layout.padded_host_shape)]
+        encoding = layout_attr(stick_layout(list(sizes), layout.dtype, list(layout.dim_order) or None,
+                                            padded_shape=padded))
     return TensorType(full.get_element_type(), list(sizes), encoding)
 
 

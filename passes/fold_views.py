@@ -57,7 +57,9 @@ Rules:
    (restickify) read any pattern.
 4. **Other users.** A view used by anything but a compute op (``func.return``)
    is materialised the same way, since a function result is staged in the
-   layout of its own host shape.
+   layout of its own host shape.  A copy whose storage sticks on a dim of
+   extent 1 that the view drops (``x.sum(-1, keepdim=True).squeeze(-1)``)
+   iterates that dim too (extent 1), so that the storage's stick has a label.
 5. Dead views are erased.  The pass is idempotent: without views and with no
    splittable division left, it changes nothing.
 """
@@ -409,16 +411,46 @@ def _writes_in_place(op: ComputeOp) -> bool:
     return op.op_func().kind is not OpKind.DATA_MOVEMENT
 
 
-def materialise_view(rewriter: Rewriter, value: SSAValue, before: Operation) -> RestickifyOp:
-    """A ``spyre.restickify`` copy of the view ``value`` (explicit maps), inserted before ``before``."""
+def shared_hints(storage: SSAValue, reader: Operation) -> ArrayAttr | None:
+    """The hints of a copy of ``storage`` made for ``reader``: those its producer and ``reader``
+    both carry, so that spyre-coarse-tile tiles it with their group instead of stopping at it."""
+    producer = storage.owner
+    if not isinstance(producer, ComputeOp) or not isinstance(reader, ComputeOp):
+        return None
+    shared = [h for h in producer.get_hints() if h in reader.get_hints()]
+    return ArrayAttr(shared) if shared else None
+
+
+def materialise_view(rewriter: Rewriter, value: SSAValue, before: Operation,
+                     storage_stick: int | None = None) -> RestickifyOp:
+    """A ``spyre.restickify`` copy of the view ``value`` (explicit maps), inserted before ``before``.
+
+    ``storage_stick`` is the stick dim of the view's storage (default: from its type).  A
+    storage stick dim of extent 1 (one element per stick, as a stick reduction keeps it)
+    that the view drops gets an iteration dim of its own, of extent 1, for its label.  The
+    copy takes the view's dim names and the hints :func:`shared_hints` gives it.
+    """
     view = value.owner
     assert isinstance(view, ViewOp) and isinstance(value.type, TensorType)
     space = list(value.type.get_shape())
     identity = tuple(dim(i) for i in range(len(space)))
     read = read_through_views(value, identity, space)
     ix = co_simplify(Indexing(space, [read.coords, identity]))
+    names = None if view.dims is None else list(_split_names(view.dims, ix.splits).data)
+    stick = tensor_layout(read.storage.type).stick_dim if storage_stick is None else storage_stick
+    storage_shape = read.storage.type.get_shape()
+    if stick is not None and storage_shape[stick] == 1 and not ix.coords[0][stick].terms:
+        source = list(ix.coords[0])
+        source[stick] = dim(len(ix.space))
+        ix = Indexing([*ix.space, 1], [tuple(source), ix.coords[1]])
+        names = None if names is None else [*names, ArrayAttr([])]
     copy = RestickifyOp(read.storage, value.type)
     copy.set_indexing(ix.space, ix.maps())
+    if names is not None:
+        copy.dims = ArrayAttr(names)
+    hints = shared_hints(read.storage, before)
+    if hints is not None:
+        copy.hints = hints
     copy.location = view.location
     rewriter.insert_op(copy, InsertPoint.before(before))
     return copy

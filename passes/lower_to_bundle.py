@@ -65,12 +65,15 @@ over all enclosing ivs per (tensor, core), the per-core address being the
 symbol.  Per-tile values that only live in the body take their ``placement``
 (LX or pool, tile-sized).  A reduction accumulator (``spyre.fill`` init,
 combine op yielded) lives where its loop result ends: a kernel output, which
-the runtime initialises to the fill value (manifest ``fill`` on the output);
-when a compute op reads the loop result instead, a ``constant`` argument
-stacking one tile per iteration of the enclosing loops, so each outer iteration
-starts from a fresh identity tile.  Not handled (an error names the op): an
-accumulator that leaves its loop into a non-output buffer (needs a copy),
-rank-changing slices, iv-dependent windows of LX values.  ``spyre.view`` must
+the runtime initialises to the fill value (manifest ``fill`` on the output),
+or the fresh buffer an enclosing loop inserts it into, which becomes a
+``constant`` argument the runtime fills (each enclosing iteration accumulates
+into its own window of it); when a compute op reads the loop result instead, a
+``constant`` argument stacking one tile per iteration of the enclosing loops,
+so each outer iteration starts from a fresh identity tile.  Not handled (an
+error names the op): an accumulator that leaves its loop into a buffer already
+placed otherwise (needs a copy), rank-changing slices, iv-dependent windows of
+LX values.  ``spyre.view`` must
 not reach this pass.
 """
 
@@ -190,6 +193,26 @@ class _Loop:
 _DYNAMIC = -9223372036854775808
 
 
+def _filled_layout(layout: StickLayout) -> StickLayout:
+    """The layout a ``constant`` argument of ``layout`` is described by in the manifest: its padded
+    extents are its shape (the runtime fills every device element, padding included)."""
+    return StickLayout(layout.padded_host_shape, layout.dtype, layout.dim_order, layout.elems_per_stick)
+
+
+def _stacked_layout(layout: StickLayout, stack: int) -> StickLayout | None:
+    """``stack`` tiles of ``layout`` one after another in device memory, as one :func:`_filled_layout`;
+    None when the tile's rows do not stack (its outermost host dim is its stick dim).
+
+    A tile of one stick (rank 0, or fewer elements than a stick) stacks as ``[stack, elements]``.
+    """
+    shape = layout.padded_host_shape
+    if math.prod(layout.device_size[:-1]) == 1:
+        return StickLayout((stack, math.prod(shape)), layout.dtype, (0, 1), layout.elems_per_stick)
+    if layout.dim_order[-1] == 0:
+        return None
+    return StickLayout((stack * shape[0], *shape[1:]), layout.dtype, layout.dim_order, layout.elems_per_stick)
+
+
 class _Lowering:
     """Storage assignment and OpSpecs of one function's compute ops (and loop nests)."""
 
@@ -205,6 +228,8 @@ class _Lowering:
         self.next_symbol = -1
         self.ivs: dict[SSAValue, int] = {}
         self.counts: list[int] = []
+        self.filling: float | None = None
+        """While tracing a fill accumulator's destination: its value (a fresh buffer there is filled)."""
 
     def new_symbol(self) -> int:
         self.next_symbol -= 1
@@ -283,13 +308,11 @@ class _Lowering:
             return
         index = len(self.args)
         stack = math.prod(self.counts)
-        arg_layout, nbytes = layout, layout.nbytes
+        arg_layout, nbytes = _filled_layout(layout), layout.nbytes
         strides: dict[int, int] = {}
         if stack > 1:
             tile = round_up(layout.nbytes, self.config.alignment)
-            arg_layout = StickLayout((stack * layout.host_shape[0], *layout.host_shape[1:]), layout.dtype,
-                                     layout.dim_order, layout.elems_per_stick) \
-                if layout.host_shape and layout.dim_order[-1] != 0 and tile == layout.nbytes else None
+            arg_layout = _stacked_layout(layout, stack) if tile == layout.nbytes else None
             nbytes = stack * tile
             step = tile
             for level in reversed(range(len(self.counts))):
@@ -309,13 +332,17 @@ class _Lowering:
         uses = list(op.result.uses)
         if len(uses) != 1 or not isinstance(uses[0].operation, scf.ForOp) or uses[0].index < 3:
             return None
-        dest = self.destination(uses[0].operation.results[uses[0].index - 3], None)
+        self.filling = op.fill_value()
+        try:
+            dest = self.destination(uses[0].operation.results[uses[0].index - 3], None)
+        finally:
+            self.filling = None
         if dest is None:
             return None
         placement = dest.access.placement
-        if placement.kind.data != "arg" or self.args[placement.value.data].role != "output":
+        if placement.kind.data != "arg" or self.args[placement.value.data].role not in ("output", "constant"):
             raise SpyreError("a reduction accumulator that leaves its loop into a buffer other than a "
-                             "kernel output needs a copy; not lowered yet", op=op)
+                             "kernel output or a fresh buffer needs a copy; not lowered yet", op=op)
         return dest
 
     # -- affine index values and slices ---------------------------------------------------------
@@ -407,8 +434,13 @@ class _Lowering:
         if full is None:
             return None
         layout = tensor_layout(full.type)
-        return _Loc(TensorAccess(layout, "hbm", PlacementAttr("pool", self.pool_alloc(layout.nbytes)),
-                                 (0,) * len(layout.host_shape)))
+        if self.filling is not None:  # a fill accumulator ends in this buffer: the runtime fills it
+            placement = PlacementAttr("arg", len(self.args))
+            self.args.append(KernelArgInfo("constant", f"fill_{len(self.args)}", layout.nbytes,
+                                           _filled_layout(layout), self.filling))
+        else:
+            placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
+        return _Loc(TensorAccess(layout, "hbm", placement, (0,) * len(layout.host_shape)))
 
     def compute(self, op: ComputeOp, depth: int) -> _Exec:
         locs = [self.loc_of(v) for v in op.inputs]

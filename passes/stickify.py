@@ -5,9 +5,10 @@
 #   layouts already present (function arguments staged otherwise, a previous run).
 # Writes: `#spyre.layout` on every tensor type (block arguments, op results,
 #   views, the func signature); `spyre.restickify` where a stored value must
-#   change stick dim (or a matmul B operand needs K padding); `spyre.restickify`
-#   copies (explicit maps) of views no stick choice can make readable; warnings
-#   for restickified function arguments.
+#   change stick dim or be padded (a matmul B operand's K, rows read past their
+#   extent by a padded iteration dim); `spyre.restickify` copies (explicit maps)
+#   of views no stick choice can make readable and of returned views that need
+#   padding; warnings for restickified function arguments.
 """Stick-dim selection and restickify insertion.
 
 Model.  Materialised values (function arguments, compute-op and fill results,
@@ -17,7 +18,8 @@ operand's view chain back to the storage (composing the maps, as
 ``spyre-fold-views`` will) and looks at the coordinate of the storage's stick
 dim: the iteration dim that *drives* it (coefficient 1, possibly under
 ``mod c``) decides whether the read fits the op's rule, a constant coordinate
-is a broadcast and always fits.
+is a broadcast and fits, unless the required driver steps another coordinate
+of the read (a stick reduction's sparse result read densely: ``fits``).
 
 Op rules (by op-func kind, DESIGN §6):
 
@@ -50,7 +52,15 @@ Decisions, greedily in program order:
    layout; the operand's view chain is re-created on the restickified value.
    When no storage dim has that driver (a view that mixes dims across the
    stick), the view itself is copied (``spyre.restickify`` with explicit maps)
-   into a tensor of the view's shape sticked as the op needs.
+   into a tensor of the view's shape sticked as the op needs.  A restickify
+   of a compute result takes its dim names and the hints its producer and
+   reader share, so spyre-coarse-tile tiles it with their group.
+   Then each tensor of the op that steps off its stick along an iteration dim
+   the op pads to whole sticks (one that drives another tensor's stick) gets
+   that padded extent (``pad_off_stick``): ``padded_shape`` on a value of the
+   function, a padded restickify copy of an argument or a returned value.
+   Returned views whose copy needs such padding are copied here (else by
+   spyre-fold-views), sticked like the view.
 4. Every tensor type gets its ``#spyre.layout``: the stick dim last in
    ``dim_order``, the other dims in order; a view result is sticked on the view
    dim that drives its source's stick coordinate (innermost dim otherwise).
@@ -65,7 +75,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -88,10 +98,14 @@ from spyre_mlir.passes.fold_views import (
     Linear,
     Mod,
     Read,
+    dim,
     map_coords,
     materialise_view,
     op_reads,
+    read_through_views,
+    shared_hints,
 )
+from spyre_mlir.passes.propagate_named_dims import dims_attr, result_dim_names
 
 BROADCAST = -1
 """The driver of a constant stick coordinate: any stick fits."""
@@ -126,6 +140,22 @@ def dims_driven_by(coords: Sequence[Linear], driver: int) -> list[int]:
     return [j for j, c in enumerate(coords) if stick_driver(c) == driver]
 
 
+def fits(coords: Sequence[Linear], stick: int | None, required: int) -> bool:
+    """True when a read of a storage sticked on ``stick`` at ``coords`` serves an op that needs
+    its stick driven by ``required``.
+
+    A constant stick coordinate is a broadcast, which fits, unless ``required`` drives another
+    coordinate of the read: then the read walks ``required`` over sticks that hold one element
+    each (a stick reduction's sparse result read densely), which no layout label describes.
+    """
+    driver = BROADCAST if stick is None else stick_driver(coords[stick])
+    if driver == required:
+        return True
+    return driver == BROADCAST and not any(
+        isinstance(atom, Dim) and atom.pos == required
+        for j, coord in enumerate(coords) if j != stick for atom in coord.atoms())
+
+
 def dim_order(rank: int, stick: int | None) -> tuple[int, ...]:
     """The dim order that sticks ``stick``: the other dims in order, then ``stick``."""
     if stick is None:
@@ -148,6 +178,28 @@ def _layout(value: SSAValue, stick: int | None, padded: Sequence[int] | None = N
 def _with_layout(value: SSAValue, layout: StickLayout) -> TensorType:
     assert isinstance(value.type, TensorType)
     return TensorType(value.type.get_element_type(), value.type.get_shape(), layout_attr(layout))
+
+
+def _inherit_scope(copy: RestickifyOp, storage: SSAValue, reader: ComputeOp) -> None:
+    """Give a restickify of a compute result the result's dim names and the hints its producer
+    and ``reader`` share (:func:`shared_hints`)."""
+    producer = storage.owner
+    if not isinstance(producer, ComputeOp) or producer.dims is None:
+        return
+    copy.dims = dims_attr(result_dim_names(producer, producer.get_dim_names() or ()))
+    hints = shared_hints(storage, reader)
+    if hints is not None:
+        copy.hints = hints
+
+
+def _after_argument_copies(block: Block) -> InsertPoint:
+    """Where a restickify of an argument goes: after those at the start of ``block``, one of
+    which it may read (a padded copy of the same argument)."""
+    last = None
+    op = block.first_op
+    while isinstance(op, RestickifyOp):
+        last, op = op, op.next_op
+    return InsertPoint.at_start(block) if last is None else InsertPoint.after(last)
 
 
 # --------------------------------------------------------------------------
@@ -276,8 +328,7 @@ class _Stickifier:
             if index >= len(reads) or reads[index].storage is not value:
                 continue
             required = self.reader_requirement(reader, index, reads, result)
-            driver = stick_driver(reads[index].coords[stick])
-            misses += required is not None and driver not in (required, BROADCAST)
+            misses += required is not None and not fits(reads[index].coords, stick, required)
         return misses
 
     def reader_requirement(self, op: ComputeOp, index: int, reads: Sequence[Read],
@@ -303,7 +354,7 @@ class _Stickifier:
         misses = []
         for i, read in enumerate(reads):
             required = rule.required(i, result_driver)
-            if required is not None and self.plan.driver(read) not in (required, BROADCAST):
+            if required is not None and not fits(read.coords, self.plan.stick(read.storage), required):
                 misses.append((i, required))
         return misses
 
@@ -332,11 +383,12 @@ class _Stickifier:
         key = (storage, layout)
         if key not in self.shared:
             op = RestickifyOp(storage, _with_layout(storage, layout))
-            where = InsertPoint.at_start(storage.block) if isinstance(storage, BlockArgument) \
+            where = _after_argument_copies(storage.block) if isinstance(storage, BlockArgument) \
                 else InsertPoint.after(storage.owner)
             op.location = reader.location
+            _inherit_scope(op, storage, reader)
             self.rewriter.insert_op(op, where)
-            self.plan.fix(op.result, layout)
+            layout = self.settle_copy(op, layout)
             self.restickifies.append(op)
             self.shared[key] = op.result
             if isinstance(storage, BlockArgument):
@@ -345,6 +397,17 @@ class _Stickifier:
                              "stage it that way to avoid the copy",
                              op=storage.block.parent_op())
         return self.shared[key]
+
+    def settle_copy(self, copy: RestickifyOp, layout: StickLayout) -> StickLayout:
+        """Fix the layout of a restickify's result: ``layout``, padded where the copy iterates
+        padded dims off the result's stick (:meth:`pad_off_stick`, which also pads its source)."""
+        self.plan.layouts[copy.result] = layout
+        self.pad_off_stick(copy)
+        settled = self.plan.layouts.pop(copy.result)
+        if settled != layout:
+            self.rewriter.replace_value_with_new_type(copy.result, _with_layout(copy.result, settled))
+        self.plan.fix(copy.result, settled)
+        return settled
 
     def reread(self, op: ComputeOp, index: int, read: Read, storage: SSAValue) -> None:
         """Make operand ``index`` read ``storage`` through a copy of its view chain."""
@@ -374,7 +437,7 @@ class _Stickifier:
                      f"{list(_shape(read.storage))} can serve; it is copied by spyre.restickify", op=op)
         copy = materialise_view(self.rewriter, operand, op)
         self.rewriter.replace_value_with_new_type(copy.result, _with_layout(operand, layout))
-        self.plan.fix(copy.result, layout)
+        self.settle_copy(copy, layout)
         self.restickifies.append(copy)
         op.operands[index] = copy.result
 
@@ -398,8 +461,84 @@ class _Stickifier:
         else:
             self.plan.layouts[read.storage] = new
 
+    def off_stick_padding(self, op: ComputeOp) -> list[tuple[int, Read, StickLayout]]:
+        """``(tensor index, read, padded layout)`` for each tensor of ``op`` (operands, then the
+        result) that steps off its stick along an iteration dim the op pads.
+
+        An iteration dim that drives a tensor's stick (and spans more than one element) is
+        padded to whole sticks (SDSC ``N_``), so a tensor that steps along it on another
+        storage dim is read (or written) that far too: a [2, 192] sum over its stick into a
+        [2] result iterates 64 rows of its input.
+        """
+        space, reads, result = op_reads(op)
+        tensors = [*reads, Read(op.result, tuple(result), ())]
+        padded: dict[int, int] = {}
+        for read in tensors:
+            driver = self.plan.driver(read)
+            eps = self.plan.layouts[read.storage].elems_per_stick
+            if driver not in (None, BROADCAST) and space[driver] > 1 and space[driver] % eps:
+                padded[driver] = max(padded.get(driver, 0), round_up(space[driver], eps))
+        needs = []
+        for index, read in enumerate(tensors):
+            layout = self.plan.layouts[read.storage]
+            extents = list(layout.padded_host_shape)
+            for j, coord in enumerate(read.coords):
+                driver = stick_driver(coord)
+                if j != layout.stick_dim and driver in padded:
+                    extents[j] = max(extents[j], padded[driver] + coord.const)
+            if extents != list(layout.padded_host_shape):
+                needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
+                                                        padded_shape=extents)))
+        return needs
+
+    def pad_off_stick(self, op: ComputeOp) -> None:
+        """Give each tensor of :meth:`off_stick_padding` its padded extent.
+
+        A value of the function gets ``padded_shape``; a fixed one (an argument) or a
+        returned one (its layout is the kernel output's) is read through a padded
+        ``spyre.restickify`` copy; a returned result cannot be padded (an error).
+        """
+        for index, read, new in self.off_stick_padding(op):
+            returned = any(isinstance(use.operation, func.ReturnOp) for use in read.storage.uses)
+            if read.storage not in self.plan.fixed and not returned:
+                self.plan.layouts[read.storage] = new
+            elif index < len(op.inputs):
+                self.reread(op, index, read, self.restickified(read.storage, new, op))
+            else:
+                shape, eps = list(new.host_shape), new.elems_per_stick
+                raise SpyreError(f"the {shape} result is a kernel output, which cannot hold the stick padding "
+                                 f"the op iterates (to {list(new.padded_host_shape)}, whole sticks of {eps} "
+                                 f"along dims that another tensor sticks on); make those extents multiples "
+                                 f"of {eps}", op=op)
+
+    def materialise_returned(self, ret: func.ReturnOp) -> None:
+        """Copy here each returned view whose copy iterates padding off its storage's stick, so
+        that the storage gets it; spyre-fold-views copies the others.  The copy (the kernel
+        output) is sticked like the view: on the dim that drives its storage's stick.
+        """
+        for index, value in enumerate(ret.operands):
+            if not isinstance(value.owner, ViewOp) or not _shape(value):
+                continue
+            rank = len(_shape(value))
+            read = read_through_views(value, [dim(i) for i in range(rank)], list(_shape(value)))
+            storage_stick = self.plan.stick(read.storage)
+            copy = materialise_view(self.rewriter, value, ret, storage_stick)
+            layout = _layout(value, driven_stick(read.coords, storage_stick, rank))
+            self.rewriter.replace_value_with_new_type(copy.result, _with_layout(value, layout))
+            self.plan.layouts[copy.result] = layout
+            if not self.off_stick_padding(copy):
+                del self.plan.layouts[copy.result]
+                self.rewriter.erase_op(copy)
+                continue
+            ret.operands[index] = copy.result
+            self.settle_copy(copy, layout)
+            self.restickifies.append(copy)
+
     def visit(self, op: Operation) -> None:
         """Step 2 and 3 for one op."""
+        if isinstance(op, func.ReturnOp):
+            self.materialise_returned(op)
+            return
         if isinstance(op, FillOp):
             rank = len(_shape(op.result))
             stick = self.choose(op, op.result, range(rank), lambda s: 0)
@@ -422,6 +561,7 @@ class _Stickifier:
             self.fix_operand(op, index, reads[index], required)
         if op.op_func().kind is OpKind.MATMUL:
             self.pad_matmul_k(op)
+        self.pad_off_stick(op)
 
     # 4. Writing the types.
     def write_types(self, module: ModuleOp) -> None:
@@ -437,20 +577,20 @@ class _Stickifier:
                 f.function_type = FunctionType.from_lists(f.body.blocks[0].arg_types, outputs)
 
 
+def driven_stick(coords: Sequence[Linear], source_stick: int | None, rank: int) -> int:
+    """The dim of a view of ``rank`` dims that drives its source's stick coordinate
+    ``coords[source_stick]``; the innermost dim when none does."""
+    driver = BROADCAST if source_stick is None else stick_driver(coords[source_stick])
+    return rank - 1 if driver in (None, BROADCAST) else driver
+
+
 def view_layout(view: ViewOp) -> StickLayout:
     """A view's layout: sticked on the view dim that drives its source's stick coordinate."""
-    source = tensor_layout(view.source.type)
-    rank = len(_shape(view.result))
-    if not rank:
+    space = _shape(view.result)
+    if not space:
         return _layout(view.result, None)
-    stick = rank - 1
-    if source.stick_dim is not None:
-        space = _shape(view.result)
-        coords = map_coords(view.map.data, space)
-        driver = stick_driver(coords[source.stick_dim])
-        if driver not in (None, BROADCAST):
-            stick = driver
-    return _layout(view.result, stick)
+    coords = map_coords(view.map.data, space)
+    return _layout(view.result, driven_stick(coords, tensor_layout(view.source.type).stick_dim, len(space)))
 
 
 def _erase_dead_views(module: ModuleOp, rewriter: Rewriter) -> None:

@@ -44,6 +44,7 @@ The core -> slice mapping for code generation is :func:`core_to_slice`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Collection, Mapping, Sequence
@@ -263,8 +264,14 @@ class WorkDivision:
 
 def _value_name(value: SSAValue, what: str) -> str:
     assert isinstance(value.type, TensorType)
-    plain = TensorType(value.type.get_element_type(), value.type.get_shape())
+    plain = _plain_type_text(value.type)
     return f"{what} (%{value.name_hint}: {plain})" if value.name_hint else f"{what} ({plain})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_type_text(tensor_type: TensorType) -> str:
+    """``tensor_type`` printed without its encoding (built once per type: printing is slow)."""
+    return str(TensorType(tensor_type.get_element_type(), tensor_type.get_shape()))
 
 
 def tensor_access(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> TensorAccess:

@@ -21,22 +21,31 @@ innermost first) through the tensor's indexing map:
   The interpreter derives each label's byte stride from the extents inside it;
   the outermost term carries any back gap of the storage;
 * a constant in a reduction's output where its input has a reduced dim: that
-  dim's label with ``scale_`` -1 (-2 on the stick dim);
-* a constant in a size-1 host dim of a pointwise input where the output has an
-  iteration dim: that dim's label with ``scale_`` -1, or -2 on the stick dim
-  (broadcast: the tensor does not advance along the label; on the stick every
-  position reads the stick's element 0);
+  dim's label with ``scale_`` -1 (-2 on the stick dim, which keeps the reduced
+  dim that drives the input's stick: ``kept_dims``);
+* a constant in a size-1 host dim of a pointwise input where the output has
+  iteration dims there: their labels, innermost first, with ``scale_`` -1, or
+  -2 on the stick dim (broadcast: the tensor does not advance along the label;
+  on the stick every position reads the stick's element 0);
 * any other constant (a size-1 dim, or a fixed index into a window): no label.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Attribute
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.diagnostics import SpyreError
@@ -111,17 +120,31 @@ def _dim_plus_const(expr: AffineExpr) -> tuple[int | None, int] | None:
     return next(iter(dims), None), const
 
 
-def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
-    """Byte offset of the element at host ``coords`` in device memory."""
+_WHOLE, _STICKS, _IN_STICK = range(3)
+"""How a device dim indexes its host coordinate: as is, in whole sticks, or within the stick."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _offset_terms(layout: StickLayout) -> tuple[tuple[int, int, int], ...]:
+    """Per device dim of a host dim: ``(host dim, how, bytes per step)`` (see :func:`device_offset`)."""
     sizes, dims = layout.device_size, layout.device_dims
-    eps, last = layout.elems_per_stick, len(dims) - 1
-    offset = 0
+    last, word = len(dims) - 1, element_bytes(layout.dtype)
+    terms = []
     for j, h in enumerate(dims):
         if h == ABSENT:
             continue
-        index = coords[h] % eps if j == last else coords[h] // eps if h == layout.stick_dim else coords[h]
-        offset += index * math.prod(sizes[j + 1:])
-    return offset * element_bytes(layout.dtype)
+        how = _IN_STICK if j == last else _STICKS if h == layout.stick_dim else _WHOLE
+        terms.append((h, how, math.prod(sizes[j + 1:]) * word))
+    return tuple(terms)
+
+
+def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
+    """Byte offset of the element at host ``coords`` in device memory."""
+    eps, offset = layout.elems_per_stick, 0
+    for h, how, step in _offset_terms(layout):
+        c = coords[h]
+        offset += (c if how == _WHOLE else c // eps if how == _STICKS else c % eps) * step
+    return offset
 
 
 @dataclass(frozen=True)
@@ -152,6 +175,9 @@ class _SpecBuilder:
         self.func = op.op_func()
         self.space = op.get_iteration_space()
         self.maps = op.get_indexing_maps()
+        if not self.space:  # a rank-0 op: one 1-element dim carries every tensor's stick
+            self.space = (1,)
+            self.maps = tuple(AffineMap(1, 0, m.results) for m in self.maps)
         self.reduced = set(op.reduction_dims())
         self.labels = sdsc_labels(len(self.space), self.func.kind)
         self.out = len(self.maps) - 1
@@ -177,7 +203,7 @@ class _SpecBuilder:
                              f"{h}; views must be folded (spyre-fold-views) or materialised")
         if not found[0]:
             return self.constant_terms(t, h)
-        extent = layout.host_shape[h]
+        extent = layout.padded_host_shape[h]
         if h == layout.stick_dim:
             extent = round_up(extent, layout.elems_per_stick)
         ordered = sorted(found[0].items(), key=lambda dc: dc[1])
@@ -207,18 +233,43 @@ class _SpecBuilder:
             stride *= step
         return terms
 
+    def kept_dims(self) -> dict[int, int]:
+        """A reduction's result host dims of extent 1 -> the reduced iteration dim each keeps.
+
+        The result's stick keeps the dim that drives the operand's stick when that one is
+        reduced (a stick reduction's sparse output); the others, in order, the reduced dim
+        the operand has at the same host position, else the next one left.
+        """
+        out_map, source_map = self.maps[self.out], self.maps[0]
+        kept = [h for h, e in enumerate(out_map.results) if _dim_plus_const(e) == (None, 0)]
+        found: dict[int, int] = {}
+        stick_in, stick_out = self.accesses[0].layout.stick_dim, self.accesses[self.out].layout.stick_dim
+        driver = _dim_plus_const(source_map.results[stick_in]) if stick_in is not None else None
+        if stick_out in kept and driver is not None and driver[0] in self.reduced:
+            found[stick_out] = driver[0]
+        for h in kept:
+            if h in found:
+                continue
+            left = [d for d in sorted(self.reduced) if d not in found.values()]
+            same = _dim_plus_const(source_map.results[h]) if h < len(source_map.results) else None
+            if same is not None and same[0] in left:
+                found[h] = same[0]
+            elif left:
+                found[h] = left[0]
+        return found
+
     def constant_terms(self, t: int, h: int) -> list[_Term]:
         """A constant host dim: a reduction's kept dim, a broadcast operand dim, or no label."""
         m, layout = self.maps[t], self.accesses[t].layout
         if t == self.out and self.func.kind is OpKind.REDUCTION:
-            source = _dim_plus_const(self.maps[0].results[h]) if len(self.maps[0].results) > h else None
-            if source is not None and source[0] in self.reduced:
-                return [_Term(source[0], "reduced", 1)]
+            kept = self.kept_dims()
+            if h in kept:
+                return [_Term(kept[h], "reduced", 1)]
         if t != self.out and self.func.kind is OpKind.POINTWISE and layout.host_shape[h] == 1:
             shift = len(self.maps[self.out].results) - len(m.results)
-            target = _dim_plus_const(self.maps[self.out].results[h + shift])
-            if target is not None and target[0] is not None and target[0] not in m.used_dims():
-                return [_Term(target[0], "broadcast", 1)]
+            target = _linear_terms(self.maps[self.out].results[h + shift])
+            if target is not None and target[0] and not set(target[0]) & set(m.used_dims()):
+                return [_Term(d, "broadcast", 1) for d, _ in sorted(target[0].items(), key=lambda dc: dc[1])]
         return []
 
     def tensor(self, t: int) -> _Tensor:
@@ -235,16 +286,41 @@ class _SpecBuilder:
                     raise self.error(f"{self.what(t)} is indexed twice by iteration dim {term.dim}")
                 labels.append(label)
                 is_stick = h == layout.stick_dim and k == 0
-                scale.append(1 if term.how == "dim" else -2 if is_stick else -1)
+                sparse = is_stick and layout.host_shape[h] == 1 and self.space[term.dim] == 1
+                scale.append(1 if term.how == "dim" and not sparse else -2 if is_stick else -1)
                 if is_stick:
                     stick = label
+        if stick is None and layout.stick_dim is None:
+            stick = self.rank0_stick(t)
+            if stick is not None:
+                labels.append(stick)
+                scale.append(-2)
         if stick is None:
             raise self.error(f"the stick dim of {self.what(t)} is not indexed by any iteration dim")
         return _Tensor(self.accesses[t], labels, scale, stick)
 
+    def rank0_stick(self, t: int) -> str | None:
+        """The stick label of a rank-0 tensor (``scale_`` -2): for a reduction's result, the reduced
+        dim that drives the operand's stick; for a pointwise operand, the result's stick label."""
+        if t == self.out and self.func.kind is OpKind.REDUCTION:
+            stick_in = self.accesses[0].layout.stick_dim
+            driver = _dim_plus_const(self.maps[0].results[stick_in]) if stick_in is not None else None
+            return self.labels[driver[0]] if driver is not None and driver[0] in self.reduced else None
+        if not self.op.get_iteration_space():
+            return self.labels[0]
+        if t != self.out and self.func.kind is OpKind.POINTWISE:
+            return self.tensor(self.out).stick_label
+        return None
+
     def padded_sizes(self, tensors: Sequence[_Tensor]) -> list[int]:
+        """``N_``: the labels tensors advance along their sticks by, padded to whole sticks.
+
+        A reduced or broadcast stick (``scale_`` -2) holds one element and pads nothing.
+        """
         eps = [1] * len(self.space)
         for t in tensors:
+            if t.scale[t.labels.index(t.stick_label)] != 1:
+                continue
             i = self.labels.index(t.stick_label)
             eps[i] = max(eps[i], t.access.layout.elems_per_stick)
         return [round_up(s, e) for s, e in zip(self.space, eps)]
@@ -262,8 +338,10 @@ class _SpecBuilder:
     def core_offsets(self, t: int, starts: Sequence[Sequence[int]]) -> list[int]:
         access = self.accesses[t]
         layout, offsets = access.layout, []
+        terms = [_linear_terms(e) for e in self.maps[t].results]  # all linear: tensor(t) checked each host dim
         for point in starts:
-            coords = [w + v for w, v in zip(access.window, self.maps[t].eval(list(point), []))]
+            coords = [w + const + sum(c * point[d] for d, c in dims.items())
+                      for w, (dims, const) in zip(access.window, terms)]
             offset = device_offset(layout, coords)
             if offset % 128:
                 raise self.error(f"core start of {self.what(t)} at host coordinates {coords} is not "
@@ -280,9 +358,8 @@ class _SpecBuilder:
             for term in self.host_dim_terms(index, h):
                 if term.how == "dim":
                     gaps[self.labels[term.dim]] = max(term.extent - sizes[term.dim], 0)
-        if not any(gaps.values()):
-            return {}
-        return {label: gaps[label] for label in t.labels if label in gaps}
+        kept = {label: gaps[label] for label, scale in zip(t.labels, t.scale) if label in gaps and scale == 1}
+        return kept if any(kept.values()) else {}
 
     def build(self, new_symbol: Callable[[], int]) -> OpSpec:
         tensors = [self.tensor(t) for t in range(len(self.maps))]

@@ -29,12 +29,14 @@ id), empty for LX.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BytesAttr,
     DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
@@ -111,7 +113,7 @@ class OpSpec:
 
     def to_attr(self) -> DictionaryAttr:
         """The ``op_spec`` dictionary attribute."""
-        return _to_attr(_record(self))
+        return _to_attr(self)
 
     @classmethod
     def from_attr(cls, attr: Attribute) -> OpSpec:
@@ -121,42 +123,41 @@ class OpSpec:
         return cls(args=args, **_typed(cls, data))
 
 
-def _record(obj: Any) -> Any:
-    if isinstance(obj, (OpSpec, ArgSpec)):
-        return {f.name: _record(getattr(obj, f.name)) for f in fields(obj)}
-    if isinstance(obj, tuple):
-        return [_record(v) for v in obj]
-    if isinstance(obj, Mapping):
-        return {k: _record(v) for k, v in obj.items()}
-    return obj
-
-
 def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with lists turned into the tuples the dataclass fields hold."""
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()
-            if k in {f.name for f in fields(cls)}}
+    names = {f.name for f in fields(cls)}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names}
 
 
 def _to_attr(value: Any) -> Attribute:
+    """The attribute of an OpSpec value: records and mappings become dictionaries, tuples arrays."""
     if isinstance(value, Attribute):
         return value
+    if isinstance(value, (OpSpec, ArgSpec)):
+        return DictionaryAttr({f.name: _to_attr(getattr(value, f.name)) for f in fields(value)})
     if isinstance(value, bool):
         raise TypeError("booleans are not OpSpec values")
     if isinstance(value, int):
-        return IntegerAttr(value, i64)
+        return _i64_attr(value)
     if isinstance(value, float):
         return FloatAttr(value, f64)
     if isinstance(value, str):
         return StringAttr(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return DictionaryAttr({k: _to_attr(v) for k, v in value.items()})
-    if isinstance(value, list):
+    if isinstance(value, (tuple, list)):
         if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            return DenseArrayBase.from_list(i64, value)
+            return DenseArrayBase(i64, BytesAttr(i64.pack(value)))  # from_list, without its per-value checks
         if any(isinstance(v, int) for v in value):
             raise TypeError(f"mixed list {value}")
         return ArrayAttr(_to_attr(v) for v in value)
     raise TypeError(f"not an OpSpec value: {value!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _i64_attr(value: int) -> IntegerAttr:
+    """``IntegerAttr(value, i64)``, shared: OpSpecs repeat the same few integers."""
+    return IntegerAttr(value, i64)
 
 
 def _from_attr(attr: Attribute) -> Any:

@@ -24,6 +24,7 @@ from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.codegen.sdsc import dumps, sdsc_json
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
+from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.manifest import KernelArg, Manifest, tensor_arg
 
 
@@ -73,6 +74,7 @@ def bundle_files(module: ModuleOp) -> dict[str, str]:
     return files
 
 
+@fewer_collections()
 def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write the output directory of a lowered module; returns its path."""
     target = Path(directory)

@@ -56,6 +56,7 @@ from spyre_mlir.dialects.spyre import (
     ReduceOp,
     ViewOp,
 )
+from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 
 Scalar = int | float
@@ -528,6 +529,7 @@ def decomposition_table() -> dict[Any, Any]:
     return table
 
 
+@fewer_collections()
 def import_program(exported_program: torch.export.ExportedProgram, *, named_dims: NamedDims | None = None,
                    func_name: str = "main", renumber_hints: bool = True,
                    decompose: bool = True) -> ModuleOp:

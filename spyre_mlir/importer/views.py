@@ -83,7 +83,25 @@ def reshape_map(src: Sequence[int], out: Sequence[int]) -> AffineMap:
             exprs[d] = e
         if len(gs) == 1 and len(go) == 1:
             exprs[gs[0]] = _dim(go[0])
+    # 3. A size-1 source dim reads the size-1 result dim in the same place between groups, if
+    #    any (both are 0): the op that reads the view then iterates it as that tensor's dim.
+    for s1, o1 in _unit_dims_by_gap(src, out, reshape_groups(src, out)):
+        exprs[s1] = _dim(o1)
     return _finish(len(out), exprs)
+
+
+def _unit_dims_by_gap(src: Sequence[int], out: Sequence[int],
+                      groups: Sequence[tuple[list[int], list[int]]]) -> list[tuple[int, int]]:
+    """Pairs (source dim, result dim) of size-1 dims that sit after the same number of groups."""
+    def by_gap(shape: Sequence[int], side: int) -> dict[int, list[int]]:
+        gaps: dict[int, list[int]] = {}
+        for d, n in enumerate(shape):
+            if n == 1:
+                gaps.setdefault(sum(1 for g in groups if g[side][-1] < d), []).append(d)
+        return gaps
+
+    source, result = by_gap(src, 0), by_gap(out, 1)
+    return [pair for gap, dims in source.items() for pair in zip(dims, result.get(gap, []))]
 
 
 def permute_map(src: Sequence[int], perm: Sequence[int]) -> AffineMap:

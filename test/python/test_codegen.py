@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spyre_mlir.codegen import bundle_files
-from spyre_mlir.codegen.sdsc import encode_scalar
+from spyre_mlir.codegen.sdsc import dumps, encode_scalar
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.passes.lower_to_bundle import lower_to_bundle
@@ -204,6 +206,19 @@ def test_matmul_128x256x64_m2_k4(schema):
     b = [(c % 4) * 64 * 128 for c in range(8)]
     out = [(c // 4) * 64 * 128 for c in range(8)]
     assert _spec_offsets(files, 0) == [a, b, out]
+
+
+_JSON_SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+                 | st.text(max_size=8))
+_JSON_DOCS = st.recursive(_JSON_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                          | st.dictionaries(st.text(max_size=6) | st.integers() | st.booleans(), inner,
+                                            max_size=4), max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(document=_JSON_DOCS)
+def test_sdsc_text_is_json_dumps_with_indent_2(document):
+    assert dumps(document) == json.dumps(document, indent=2) + "\n"
 
 
 def test_bundle_reparses_and_is_deterministic():

@@ -1,0 +1,246 @@
+"""Programs the differential fuzzer (fuzz_programs.py, bench/fuzz.py) found broken, pinned.
+
+Each test compiles one small fixed program on a few core counts, runs it on the
+interpreter and compares with eager (e2e_support.compile_and_check).  The
+docstring says what went wrong before the fix and where it was fixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
+
+from e2e_support import ImportedPrograms, Program, compile_and_check
+
+
+def _inputs(dims: dict[str, int], *named: Sequence[str]) -> tuple[torch.Tensor, ...]:
+    """Declare ``dims``; one uniform [-1, 1) fp16 input per name list, named by it."""
+    for name, size in dims.items():
+        declare_tensor_dim(name, size)
+    tensors = []
+    for names in named:
+        t = (torch.rand([dims[n] for n in names]) * 2 - 1).to(torch.float16)
+        tensors.append(name_tensor_dims(t, list(names)))
+    return tuple(tensors)
+
+
+def _tiled(tiles: dict[str, int], fn: Callable[..., Any]) -> Callable[..., Any]:
+    def kernel(*args: Any) -> Any:
+        with spyre_hint(tiles=tiles):
+            return fn(*args)
+    return kernel
+
+
+def _nested(outer: dict[str, int], inner: dict[str, int], fn: Callable[..., Any],
+            after: Callable[[Any], Any]) -> Callable[..., Any]:
+    def kernel(*args: Any) -> Any:
+        with spyre_hint(tiles=outer):
+            with spyre_hint(tiles=inner):
+                value = fn(*args)
+        return after(value)
+    return kernel
+
+
+def _transposed_softmaxes(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    first = torch.softmax(x.t(), dim=-1)
+    return first, torch.softmax(first.t(), dim=-1)
+
+
+def _k_tiled_matmul(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    with spyre_hint(tiles={"E": 2}):
+        s = torch.softmax(x, dim=-1)
+        with spyre_hint(tiles={"R": 2}):
+            p = (y * s) @ w
+    return torch.nn.functional.silu(p.flatten())
+
+
+def _view_copy_in_group(x: torch.Tensor, b: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    with spyre_hint(tiles={"D": 3}):
+        with spyre_hint(tiles={"N": 2}):
+            p = (x - b) @ w
+    return p.amax(-1, keepdim=True)
+
+
+def _k_tiled_then_short_reduction(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    with spyre_hint(tiles={"K": 2}):
+        p = x @ w
+    return p.amax(1)
+
+
+PROGRAMS: dict[str, Callable[[], Program]] = {
+    "sum_over_stick_into_short_result": lambda: (
+        lambda x: x.sum(-1), _inputs({"R": 2, "C": 192}, "RC")),
+    "returned_value_read_padded": lambda: (
+        lambda x: (lambda s: (s, s.amin(1)))(torch.softmax(x, dim=-1)), _inputs({"R": 4, "C": 192}, "RC")),
+    "nested_tiles_then_reduction_into_short_stick": lambda: (
+        _nested({"K": 8}, {"M": 4, "K": 2}, lambda x: x * x, lambda v: v.amin(2)),
+        _inputs({"K": 32, "R": 4, "M": 256}, "KRM")),
+    "tiled_sum_of_flattened_tensor": lambda: (
+        lambda x: (lambda v: (v, _tiled({"M": 2}, lambda f: f.sum(0, keepdim=True))(v.flatten())))(x * 2.0),
+        _inputs({"M": 32, "H": 192}, "MH")),
+    "transpose_inside_hinted_group": lambda: (
+        _tiled({"B": 2}, lambda x, y: torch.exp(x).t() @ y), _inputs({"A": 128, "B": 128, "C": 64}, "AB", "AC")),
+    "broadcast_over_flattened_dims": lambda: (
+        lambda x: (lambda v: v - v.amax(-1, keepdim=True))(x.flatten()), _inputs({"M": 4, "H": 128}, "MH")),
+    "transposed_softmaxes": lambda: (_transposed_softmaxes, _inputs({"N": 64, "L": 128}, "NL")),
+    "rank0_reductions_and_scalar_arithmetic": lambda: (
+        lambda x, y: (y - x.amin(), x.sum() * 2.0, torch.exp(x.mean())), _inputs({"M": 96, "H": 128}, "MH", "MH")),
+    "squeezed_stick_reduction_added_to_dense_one": lambda: (
+        lambda x: x.sum(-1, keepdim=True).squeeze(-1) + x.sum(-1), _inputs({"M": 96, "H": 128}, "MH")),
+    "returned_flatten_of_stick_reduction": lambda: (
+        lambda x: torch.relu(x.sum(-1, keepdim=True)).flatten(), _inputs({"M": 96, "H": 160}, "MH")),
+    "returned_transpose_of_flatten": lambda: (
+        lambda x, y: (x + y).flatten(0, 1).t(), _inputs({"B": 2, "C": 2, "D": 64}, "BCD", "BCD")),
+    "batched_matmul_of_keepdim_reduction": lambda: (
+        lambda x, w: x.amax(1, keepdim=True) @ w,
+        _inputs({"D": 32, "K": 16, "R": 64, "A": 128}, "DKR", "DRA")),
+    "k_tiled_matmul_into_fresh_buffer": lambda: (
+        _k_tiled_matmul, _inputs({"E": 2, "R": 128, "M": 64}, "ER", "ER", "RM")),
+    "nested_tiles_of_full_reduction": lambda: (
+        _nested({"S": 2}, {"S": 2}, lambda x: (lambda v: (v, v.amin()))(x.mean(0, keepdim=True) * 3.0),
+                lambda r: (r[1], r[0].amin(-1))),
+        _inputs({"C": 2, "S": 256}, "CS")),
+    "argument_padded_and_transposed": lambda: (
+        lambda x: x.t() + x.amax(1), _inputs({"R": 2, "C": 192}, "RC")),
+    "view_copy_inside_hinted_group": lambda: (
+        _view_copy_in_group, _inputs({"N": 2, "M": 4, "D": 192, "A": 128}, "NMD", "D", "DA")),
+    "nested_tiles_of_flattened_mean": lambda: (
+        _nested({"A": 2}, {"A": 4}, lambda x: x.flatten().mean(0, keepdim=True), lambda v: v),
+        _inputs({"A": 128, "B": 256}, "AB")),
+    "k_tiled_matmul_then_short_reduction": lambda: (
+        _k_tiled_then_short_reduction, _inputs({"R": 96, "K": 128, "A": 64}, "RK", "KA")),
+}
+"""Each regression program: ``(kernel, example inputs)``."""
+
+
+@pytest.fixture(scope="module")
+def imported() -> ImportedPrograms:
+    """Per program: its (fn, inputs) and its imported module, exported once."""
+    return ImportedPrograms(PROGRAMS)
+
+
+def _check(name: str, imported: ImportedPrograms, out: Path, cores: Sequence[int] = (1, 7)) -> None:
+    for n in cores:
+        compile_and_check(name, n, out / f"cores{n}", imported)
+
+
+def test_sum_over_the_stick_into_a_short_result_pads_the_input_rows(imported, tmp_path):
+    """[2, 192].sum(-1) -> [2]: the result's stick pads the 2 rows to 64 (SDSC ``N_``), so the
+    interpreter read 62 rows past the input.  spyre-stickify now reads it through a padded copy."""
+    _check("sum_over_stick_into_short_result", imported, tmp_path)
+
+
+def test_a_returned_value_read_with_padded_rows_goes_through_a_padded_copy(imported, tmp_path):
+    """A returned softmax read by a reduction into a 4-row result: padding the kernel output in
+    place broke the manifest; spyre-stickify now restickifies it into a padded copy."""
+    _check("returned_value_read_padded", imported, tmp_path)
+
+
+def test_a_tile_of_a_padded_tensor_keeps_its_padding(imported, tmp_path):
+    """K tiled at two levels, then amin into a [32, 4] result sticked on its 4 rows: the loop's
+    accumulator type lost the padded rows (spyre-coarse-tile ``tile_type``)."""
+    _check("nested_tiles_then_reduction_into_short_stick", imported, tmp_path, (1, 31))
+
+
+def test_a_reduced_stick_pads_no_iteration_dim(imported, tmp_path):
+    """A tiled sum of a flattened [32 * 192] tensor: the rank-1 result's reduced stick padded the
+    16-row tile to 64 (codegen ``padded_sizes``), reading past the pool buffer."""
+    _check("tiled_sum_of_flattened_tensor", imported, tmp_path, (1, 11))
+
+
+def test_a_restickify_inside_a_hinted_group_is_tiled_with_it(imported, tmp_path):
+    """``exp(x).t() @ y`` under one hint: the restickify of ``exp(x)`` had no hints and could move
+    neither before nor after the group; it now shares its producer's and reader's hints."""
+    _check("transpose_inside_hinted_group", imported, tmp_path, (1, 4))
+
+
+def test_a_broadcast_operand_over_flattened_iteration_dims(imported, tmp_path):
+    """``v - v.amax(-1, keepdim=True)`` of a flattened tensor: the [1] operand got no stick label
+    because the result's coordinate is ``d1 * 128 + d0`` (codegen ``constant_terms``)."""
+    _check("broadcast_over_flattened_dims", imported, tmp_path)
+
+
+def test_a_reduction_of_a_transposed_operand_keeps_its_reduced_stick(imported, tmp_path):
+    """softmax(x.t()).t() then softmax: a keepdim max whose operand map is permuted had no label
+    for its sparse stick (codegen ``kept_dims``)."""
+    _check("transposed_softmaxes", imported, tmp_path, (1, 3))
+
+
+def test_full_reductions_to_rank0_and_their_scalar_arithmetic(imported, tmp_path):
+    """``x.amin()``, ``x.sum() * 2``, ``exp(x.mean())``: rank-0 tensors had no stick label and
+    rank-0 pointwise ops no iteration dim (codegen ``rank0_stick``)."""
+    _check("rank0_reductions_and_scalar_arithmetic", imported, tmp_path)
+
+
+def test_a_squeezed_stick_reduction_added_to_a_dense_one(imported, tmp_path):
+    """``x.sum(-1, keepdim=True).squeeze(-1) + x.sum(-1)``: spyre-stickify took the sparse [M, 1]
+    sum for a broadcast (its rows step with the result's stick: ``fits``), so the add had no label
+    for its stick.  Restickifying it with its 1-element stick padded to 64 then wrote over its
+    neighbours (wrong numbers); a 1-element stick now reads with ``scale_`` -2 (codegen)."""
+    _check("squeezed_stick_reduction_added_to_dense_one", imported, tmp_path)
+
+
+def test_a_returned_flatten_of_a_stick_reduction(imported, tmp_path):
+    """``relu(x.sum(-1, keepdim=True)).flatten()``: the copy of the returned view had no label
+    for the sparse stick (spyre-fold-views ``materialise_view`` now gives it a 1-element dim)."""
+    _check("returned_flatten_of_stick_reduction", imported, tmp_path)
+
+
+def test_a_returned_transpose_of_a_flatten_keeps_the_stick_of_its_storage(imported, tmp_path):
+    """``(x + y).flatten(0, 1).t()`` with 2 x 2 rows.  Found against a first version of the
+    returned-view copies of spyre-stickify (test above), which sticked every copy on its innermost
+    dim: two iteration dims on one stick.  Copies keep their storage's stick, as spyre-fold-views
+    sticks them."""
+    _check("returned_transpose_of_flatten", imported, tmp_path)
+
+
+def test_a_batched_matmul_of_a_keepdim_reduction(imported, tmp_path):
+    """``x.amax(1, keepdim=True) @ w``: the importer's identity reshape read the size-1 M dim as
+    the constant 0, so A had no M label and the interpreter crashed contracting it."""
+    _check("batched_matmul_of_keepdim_reduction", imported, tmp_path, (1, 28))
+
+
+def test_a_k_tiled_matmul_accumulates_into_a_fresh_buffer(imported, tmp_path):
+    """A matmul tiled on K inside a loop over M whose result a later op reads: the accumulator
+    left its loop into a pool buffer, "needs a copy; not lowered yet".  spyre-lower-to-bundle now
+    makes that buffer a constant argument the runtime fills with the identity."""
+    _check("k_tiled_matmul_into_fresh_buffer", imported, tmp_path, (1, 6))
+
+
+def test_nested_tiles_of_a_full_reduction_stack_rank0_accumulators(imported, tmp_path):
+    """``amin()`` to rank 0 tiled twice on the same dim: the inner accumulator (one stick) could
+    not be stacked per outer iteration (spyre-lower-to-bundle ``_stacked_layout``)."""
+    _check("nested_tiles_of_full_reduction", imported, tmp_path, (1, 3))
+
+
+def test_a_padded_copy_and_a_transposed_copy_of_one_argument(imported, tmp_path):
+    """``x.t() + x.amax(1)`` of a [2, 192] argument: the amax read 62 rows past x.  With x's rows
+    padded through a copy, the transposed read's restickify, inserted at the start of the
+    function, then read that copy before its definition (``_after_argument_copies``)."""
+    _check("argument_padded_and_transposed", imported, tmp_path)
+
+
+def test_a_view_copy_inside_a_hinted_group_is_tiled_with_it(imported, tmp_path):
+    """A [2, 4, 192] difference flattened into a matmul, under two hints: the copy spyre-fold-views
+    makes of the flattening view (a matmul operand is never split) had no hints and split the
+    group; it now shares its producer's and reader's hints (``shared_hints``)."""
+    _check("view_copy_inside_hinted_group", imported, tmp_path, (1, 22))
+
+
+def test_nested_tiles_of_a_flattened_mean_stack_one_stick_accumulators(imported, tmp_path):
+    """A flattened [128 * 256] mean, its rows tiled by 2 then by 4: the inner [1] accumulator (one
+    stick, sticked on its only dim) could not be stacked per outer iteration."""
+    _check("nested_tiles_of_flattened_mean", imported, tmp_path)
+
+
+def test_a_k_tiled_matmul_accumulator_with_padded_rows(imported, tmp_path):
+    """A K-tiled [96, 64] matmul whose rows a reduction into [96] pads: the reduction read past
+    the fill accumulator; padded, the accumulator (a constant argument) had a layout the
+    manifest cannot describe (``_filled_layout``)."""
+    _check("k_tiled_matmul_then_short_reduction", imported, tmp_path)
