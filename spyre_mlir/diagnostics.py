@@ -10,7 +10,9 @@ internal bug and is reported as such.
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 import warnings
 from typing import Any
 
@@ -63,6 +65,32 @@ def op_location(op: Operation) -> str | None:
             return found
         current = current.parent_op()
     return None
+
+
+def model_code_error(e: Exception, path: str, what: str = "the model") -> SpyreError:
+    """``e``, raised by ``what`` while running the user's model file ``path``, as one located error.
+
+    A :class:`SpyreError` is returned as it is; a ``SyntaxError`` in ``path`` is
+    located at its line; anything else at the innermost traceback frame in
+    ``path`` (``path`` itself when there is none), with the exception's type and
+    the first line of its message.
+    """
+    if isinstance(e, SpyreError):
+        return e
+    if isinstance(e, SyntaxError) and e.filename and _same_file(e.filename, path):
+        return SpyreError(f"invalid Python: {e.msg}", loc=f"{e.filename}:{e.lineno}")
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if _same_file(f.filename, path)]
+    loc = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else path
+    return SpyreError(f"{what} raised {type(e).__name__}: {first_line(str(e))}".rstrip(": "), loc=loc)
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text``, stripped (a one-line diagnostic from a longer message)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 class SpyreWarning(UserWarning):

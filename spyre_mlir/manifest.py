@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import MAX_CORES
 
 FORMAT = "spyre-mlir-manifest"
 VERSION = 1
@@ -183,7 +184,7 @@ def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SpyreError(f"malformed JSON: {e.msg} at line {e.lineno} column {e.colno}", loc=where) from None
+        raise SpyreError(f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}", loc=where) from None
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise SpyreError(f"not a spyre-mlir manifest (expected \"format\": \"{FORMAT}\")", loc=where)
     if obj.get("version") != VERSION:
@@ -196,7 +197,10 @@ def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
     files = _field(obj, "sdsc_files", list, where)
     if not all(isinstance(f, str) for f in files):
         raise SpyreError("'sdsc_files' must be a list of file names", loc=where)
-    return Manifest(args=args, sdsc_files=tuple(files), cores=_field(obj, "cores", int, where),
+    cores = _field(obj, "cores", int, where)
+    if not 1 <= cores <= MAX_CORES:
+        raise SpyreError(f"'cores' must be between 1 and {MAX_CORES}, got {cores}", loc=where)
+    return Manifest(args=args, sdsc_files=tuple(files), cores=cores,
                     bundle=_field(obj, "bundle", str, where), function=_field(obj, "function", str, where))
 
 

@@ -13,6 +13,7 @@ from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from spyre_mlir.diagnostics import SpyreError
@@ -48,6 +49,8 @@ class LocatingParser(Parser):
         self._line_offset = line_offset
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])  # an empty input is an empty module, as in mlir-opt
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError as e:
@@ -55,6 +58,8 @@ class LocatingParser(Parser):
             if e.msg.startswith("values used but not defined") and undefined is not None:
                 name, op = undefined
                 raise SpyreError(f"use of undefined value '%{name}'", op=op) from None
+            if e.msg == "Could not parse entire input!":
+                self.raise_error(f"expected an operation, found '{self._current_token.text}'")
             raise
 
     def _first_undefined_use(self) -> tuple[str, Operation] | None:
@@ -80,12 +85,18 @@ class LocatingParser(Parser):
 
 
 def parse_module(ctx: Context, text: str | bytes, name: str, line_offset: int = 0) -> ModuleOp:
-    """Parse and verify one module; failures are one located :class:`SpyreError`."""
+    """Parse and verify one module; failures (text that is not UTF-8 included) are one located :class:`SpyreError`."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode()
+        except UnicodeDecodeError as e:
+            raise SpyreError(f"not UTF-8 text: {e.reason} at byte {e.start}", loc=name) from None
     try:
         module = LocatingParser(ctx, text, name, line_offset).parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise SpyreError(e.msg, loc=f"{loc.file}:{loc.line + line_offset}:{loc.col}") from None
+        message = e.msg.replace("{first_char}", e.span.text[:1])  # xDSL 0.74's lexer leaves it uninterpolated
+        raise SpyreError(message, loc=f"{loc.file}:{loc.line + line_offset}:{loc.col}") from None
     verify_located(module)
     return module
 

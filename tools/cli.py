@@ -1,5 +1,6 @@
 # The shared error handling of the command-line tools: every failure becomes
-# one line on stderr and exit code 1.  Reads the exception; writes stderr.
+# one line on stderr and exit code 1, and output files are checked before any
+# work.  Reads the exception and the file system; writes stderr.
 """Common ``main`` wrapper for ``spyre-opt``, ``spyre-import``, ``spyre-compile`` and ``spyre-run``."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Callable
 
 from xdsl.utils.exceptions import DiagnosticException
 
-from spyre_mlir.diagnostics import SpyreError, print_spyre_warnings
+from spyre_mlir.diagnostics import SpyreError, first_line, print_spyre_warnings
 
 
 def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: bool = False,
@@ -18,7 +19,8 @@ def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: boo
     """Run ``body`` and turn any failure into one diagnostic line and exit code 1.
 
     A :class:`SpyreError` prints as ``<loc>: error: <msg>`` (``default_loc`` when
-    it carries no location); ``user_errors`` print as ``<tool>: error: <msg>``;
+    it carries no location); ``user_errors`` print as ``<tool>: error: <msg>``
+    (an ``OSError`` about a file as ``<file>: error: <reason>``);
     anything else is an internal error.  ``debug`` or ``SPYRE_TRACEBACK=1``
     re-raises instead, to show the traceback.
     """
@@ -33,10 +35,35 @@ def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: boo
     except user_errors as e:
         if debug:
             raise
-        print(f"{tool}: error: {e}", file=sys.stderr)
+        print(_user_error_line(tool, e), file=sys.stderr)
     except Exception as e:
         if debug:
             raise
-        print(f"{tool}: internal error: {type(e).__name__}: {e} "
+        print(f"{tool}: internal error: {type(e).__name__}: {first_line(str(e))} "
               "(set SPYRE_TRACEBACK=1 or pass --debug for the traceback)", file=sys.stderr)
     return 1
+
+
+def _user_error_line(tool: str, e: BaseException) -> str:
+    """The diagnostic line of a user error that is not a :class:`SpyreError`."""
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        return f"{e.filename}: error: {e.strerror}"
+    return f"{tool}: error: {e}"
+
+
+def check_output_files(*paths: str | None) -> None:
+    """Fail before any work when an output file cannot be created (``None`` entries are skipped).
+
+    The file's directory must exist and be writable, and the path must not be a
+    directory; a tool then writes each output once, at the end.
+    """
+    for path in paths:
+        if path is None:
+            continue
+        parent = os.path.dirname(path) or "."
+        if os.path.isdir(path):
+            raise SpyreError("cannot write the file: it is a directory", loc=path)
+        if not os.path.isdir(parent):
+            raise SpyreError(f"cannot write the file: directory '{parent}' does not exist", loc=path)
+        if not os.access(parent, os.W_OK):
+            raise SpyreError(f"cannot write the file: directory '{parent}' is not writable", loc=path)

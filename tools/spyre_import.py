@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from xdsl.printer import Printer
 
-from spyre_mlir.tools.cli import run_tool
+from spyre_mlir.tools.cli import check_output_files, run_tool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from spyre_mlir.importer import import_program, load_program
     from spyre_mlir.mlir_text import verify_located
 
+    check_output_files(args.output)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         program = load_program(args.model, strict=args.strict)

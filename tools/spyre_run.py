@@ -1,14 +1,15 @@
 # spyre-run: execute a compiled output directory (bundle.mlir + SDSC JSON +
 # manifest.json) on the reference interpreter, optionally checking the outputs
 # against PyTorch eager.  Reads DIR, an inputs .npz or a model factory; writes
-# an outputs .npz, a stats table (stdout) and stats JSON.  Errors are one line
-# on stderr with exit code 1.
+# an outputs .npz, a stats table (stdout), stats JSON and a timeline picture.
+# Errors are one line on stderr with exit code 1.
 """``spyre-run``: run a compiled directory on the simulated Spyre.
 
 ::
 
     spyre-run out/ --inputs in.npz --outputs out.npz --stats
     spyre-run out/ --check examples/add_mul_nested.py:build --stats-json stats.json
+    spyre-run out/ --timeline timeline.svg
 
 Inputs come from ``--inputs`` (an .npz keyed by the manifest's input names),
 else from ``--check``'s factory example inputs, else seeded random normal
@@ -20,18 +21,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import zipfile
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.tools.cli import run_tool
+from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.tools.cli import check_output_files, run_tool
 from spyre_mlir.interpreter.compare import compare, tolerance_for
 from spyre_mlir.interpreter.loading import load_output_dir
 from spyre_mlir.interpreter.runner import as_numpy, execute, host_inputs
 from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR, load_schema
+from spyre_mlir.interpreter.timeline import timeline_format, write_timeline
 from spyre_mlir.manifest import Manifest
 
 _EPILOG = """\
@@ -54,11 +59,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", metavar="SCHEMA.json",
                    help=f"validate SDSC files against this sdscbundle schema (default ${SCHEMA_ENV_VAR})")
     p.add_argument("--stats", action="store_true", help="print the statistics table")
-    p.add_argument("--stats-json", metavar="FILE", help="write the statistics as JSON")
+    p.add_argument("--stats-json", metavar="FILE", help="write the statistics as JSON (with --timeline, also "
+                   "one record per execution: its HBM bytes and LX blocks per core)")
+    p.add_argument("--timeline", metavar="FILE.svg|FILE.png",
+                   help="draw per core which LX value holds which bytes over the executions, and the HBM "
+                   "bytes of each execution (.png needs matplotlib)")
     return p
 
 
 def _npz_inputs(path: str) -> dict[str, np.ndarray]:
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        raise SpyreError("cannot read the inputs: not an .npz archive (numpy.savez writes one)", loc=path)
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
@@ -124,6 +135,9 @@ def _state_entry(state: dict[str, Any], name: str, what: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_files(args.outputs, args.stats_json, args.timeline)
+    if args.timeline:
+        timeline_format(args.timeline)
     loaded = load_output_dir(args.directory, load_schema(args.schema))
     manifest = loaded.manifest
     expected: list[np.ndarray] | None = None
@@ -137,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = example
     else:
         inputs = _random_inputs(manifest, args.seed)
-    outputs, stats = execute(loaded, host_inputs(manifest, inputs))
+    outputs, stats = execute(loaded, host_inputs(manifest, inputs), record_events=bool(args.timeline))
     if expected is not None:
         worst_abs = worst_rel = 0.0
         for arg, ref in zip(manifest.outputs, expected):
@@ -153,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
         with open(args.stats_json, "w") as f:
             json.dump(stats.as_dict(), f, indent=2, sort_keys=True)
             f.write("\n")
+    if args.timeline:
+        write_timeline(stats, args.timeline, SpyreConfig(cores=manifest.cores).usable_lx_bytes,
+                       f"LX occupancy and HBM traffic of {args.directory}")
     if expected is not None:
         print(f"spyre-run: {len(expected)} output(s) match PyTorch eager "
               f"(max abs err {stats.max_abs_err:.3g}, max rel err {stats.max_rel_err:.3g})")

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import logging
 import os
 import sys
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +25,7 @@ from typing import Any
 import torch
 import torch.fx.traceback as fx_traceback
 
-from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
 
 
 @dataclass
@@ -110,9 +112,9 @@ def load_factory(spec: str) -> Callable[[], Any]:
         sys.path.insert(0, directory)
         try:
             loader_spec.loader.exec_module(module)
-        except BaseException:
+        except Exception as e:
             del sys.modules[module_name]
-            raise
+            raise model_code_error(e, path) from None
         finally:
             if sys.path and sys.path[0] == directory:
                 sys.path.pop(0)
@@ -127,13 +129,30 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
     if spec.endswith(".pt2") and ":" not in os.path.basename(spec):
         if not os.path.isfile(spec):
             raise SpyreError(f"no such file '{spec}'")
-        return LoadedModel(torch.export.load(spec))
-    made = load_factory(spec)()
+        if not zipfile.is_zipfile(spec):
+            raise SpyreError("not a .pt2 archive (torch.export.save writes one)", loc=spec)
+        export_log = logging.getLogger("torch.export")
+        level = export_log.level
+        export_log.setLevel(logging.ERROR)  # torch.export.load logs a traceback before it raises
+        try:
+            return LoadedModel(torch.export.load(spec))
+        except Exception as e:
+            raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from None
+        finally:
+            export_log.setLevel(level)
+    path = spec.rpartition(":")[0]
+    try:
+        made = load_factory(spec)()
+    except Exception as e:
+        raise model_code_error(e, path) from None
     if isinstance(made, torch.export.ExportedProgram):
         return LoadedModel(made)
     if isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
         module = as_module(made[0])
-        program = export_model(module, made[1], strict=strict)
+        try:
+            program = export_model(module, made[1], strict=strict)
+        except Exception as e:
+            raise model_code_error(e, path, "torch.export") from None
         return LoadedModel(program, module, tuple(made[1]))
     raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
                      f"(module_or_callable, example_inputs), got {type(made).__name__}")

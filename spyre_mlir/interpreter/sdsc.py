@@ -337,10 +337,13 @@ def _core_folds(r: _Reader, node: dict, npath: str, order: tuple[str, ...]) -> d
     info = node.get("coordinates_", {}).get("coordInfo", {}) if isinstance(node.get("coordinates_"), dict) else {}
     out = {}
     for label, coord in info.items() if isinstance(info, dict) else ():
-        folds = coord.get("folds", {}) if isinstance(coord, dict) else {}
-        for func, attr in zip(folds.get("dim_prop_func", []), folds.get("dim_prop_attr", [])):
+        folds = coord.get("folds") if isinstance(coord, dict) else None
+        if not isinstance(folds, dict):
+            continue
+        for func, attr in zip(folds.get("dim_prop_func") or [], folds.get("dim_prop_attr") or []):
             if isinstance(attr, dict) and attr.get("label_") == "core_fold":
-                alpha = func.get("Affine", {}).get("alpha_") if isinstance(func, dict) else None
+                affine = func.get("Affine") if isinstance(func, dict) else None
+                alpha = affine.get("alpha_") if isinstance(affine, dict) else None
                 factor = attr.get("factor_")
                 if not isinstance(alpha, int) or not isinstance(factor, int):
                     raise r.fail(f"{npath}.coordinates_.coordInfo.{label}", "malformed core_fold")
