@@ -10,7 +10,7 @@
       "format": "spyre-mlir-manifest", "version": 1,
       "bundle": "bundle.mlir", "function": "sdsc_bundle",
       "sdsc_files": ["sdsc_0.json", "sdsc_1.json"],
-      "cores": 32,
+      "cores": 32, "backend_lx_fraction": 0.2,
       "args": [
         {"index": 0, "role": "input", "name": "a", "shape": [1024, 4096], "dtype": "float16",
          "layout": {"device_size": [64, 1024, 64], "dim_order": [0, 1], "data_format": "SEN169_FP16"},
@@ -24,7 +24,9 @@
 Argument ``index`` is the position of the argument in ``@sdsc_bundle``'s
 signature.  Inputs (roles ``input``, ``parameter``, ``buffer``) appear in the
 order of the graph's inputs, outputs in the order of its outputs; a ``pool``
-argument has no shape, dtype or layout.
+argument has no shape, dtype or layout.  ``backend_lx_fraction`` is the share
+of LX the compile left to the back end (``spyre-compile --lx-fraction``); the
+interpreter enforces the usable LX it implies (absent: the hardware default).
 
 A ``constant`` argument is a tensor the runtime initialises itself before the
 run: every element of its device bytes, stick padding included, holds
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import MAX_CORES
+from spyre_mlir.hardware import MAX_CORES, SpyreConfig
 
 FORMAT = "spyre-mlir-manifest"
 VERSION = 1
@@ -93,6 +95,8 @@ class Manifest:
     cores: int
     bundle: str = "bundle.mlir"
     function: str = "sdsc_bundle"
+    backend_lx_fraction: float = SpyreConfig.backend_lx_fraction
+    """Share of LX the back end keeps; the rest is what memory planning placed values in."""
 
     @property
     def inputs(self) -> tuple[KernelArg, ...]:
@@ -129,7 +133,7 @@ class Manifest:
 
         return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
                 "sdsc_files": list(self.sdsc_files), "cores": self.cores,
-                "args": [arg(a) for a in self.args]}
+                "backend_lx_fraction": self.backend_lx_fraction, "args": [arg(a) for a in self.args]}
 
 
 def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -200,8 +204,12 @@ def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
     cores = _field(obj, "cores", int, where)
     if not 1 <= cores <= MAX_CORES:
         raise SpyreError(f"'cores' must be between 1 and {MAX_CORES}, got {cores}", loc=where)
+    fraction = obj.get("backend_lx_fraction", SpyreConfig.backend_lx_fraction)
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction < 1:
+        raise SpyreError(f"'backend_lx_fraction' must be a number with 0 <= f < 1, got {fraction!r}", loc=where)
     return Manifest(args=args, sdsc_files=tuple(files), cores=cores,
-                    bundle=_field(obj, "bundle", str, where), function=_field(obj, "function", str, where))
+                    bundle=_field(obj, "bundle", str, where), function=_field(obj, "function", str, where),
+                    backend_lx_fraction=float(fraction))
 
 
 def read_manifest(directory: str | Path) -> Manifest:

@@ -185,7 +185,7 @@ def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: C
     from spyre_mlir.codegen.writer import write_output
 
     run_stages(module, options, log)
-    return write_output(module, out_dir, force=options.force)
+    return write_output(module, out_dir, force=options.force, backend_lx_fraction=options.lx_fraction)
 
 
 @dataclass(frozen=True)

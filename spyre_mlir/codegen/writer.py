@@ -25,6 +25,7 @@ from spyre_mlir.codegen.sdsc import dumps, sdsc_json
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
 from spyre_mlir.gc_tuning import fewer_collections
+from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.manifest import KernelArg, Manifest, tensor_arg
 
 
@@ -49,8 +50,12 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
                       value("fill") if "fill" in d else None)
 
 
-def bundle_files(module: ModuleOp) -> dict[str, str]:
-    """File name -> text of every file of the output directory."""
+def bundle_files(module: ModuleOp, backend_lx_fraction: float | None = None) -> dict[str, str]:
+    """File name -> text of every file of the output directory.
+
+    ``backend_lx_fraction`` (None: the hardware default) is recorded in the
+    manifest: the LX share memory planning left to the back end.
+    """
     bundle = bundle_func(module)
     files: dict[str, str] = {}
     names = []
@@ -67,22 +72,24 @@ def bundle_files(module: ModuleOp) -> dict[str, str]:
     cores = bundle.attributes.get("spyre.cores")
     if not isinstance(kernel_args, ArrayAttr) or not isinstance(cores, IntegerAttr):
         raise SpyreError("@sdsc_bundle lacks spyre.kernel_args / spyre.cores", op=bundle)
+    fraction = SpyreConfig.backend_lx_fraction if backend_lx_fraction is None else backend_lx_fraction
     manifest = Manifest(args=tuple(_kernel_arg(a) for a in kernel_args.data), sdsc_files=tuple(names),
-                        cores=cores.value.data)
+                        cores=cores.value.data, backend_lx_fraction=fraction)
     files["bundle.mlir"] = print_bundle(module)
     files["manifest.json"] = manifest.to_json()
     return files
 
 
 @fewer_collections()
-def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
-    """Write the output directory of a lowered module; returns its path."""
+def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False,
+                 backend_lx_fraction: float | None = None) -> Path:
+    """Write the output directory of a lowered module (see :func:`bundle_files`); returns its path."""
     target = Path(directory)
     if target.exists() and not target.is_dir():
         raise SpyreError(f"output path '{target}' exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise SpyreError(f"output directory '{target}' is not empty (use --force to replace it)")
-    files = bundle_files(module)
+    files = bundle_files(module, backend_lx_fraction)
     parent = target.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)

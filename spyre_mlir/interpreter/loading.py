@@ -68,7 +68,7 @@ def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None
             if name not in manifest.sdsc_files:
                 raise SpyreError(f"sdsc_filename \"{name}\" is not listed in manifest.json 'sdsc_files'", loc=where)
             specs[name] = _load_sdsc(path, name, schema)
-    config = SpyreConfig(cores=manifest.cores)
+    config = SpyreConfig(cores=manifest.cores, backend_lx_fraction=manifest.backend_lx_fraction)
     kernels = {name: SdscKernel(spec) for name, spec in specs.items()}
     return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels)
 

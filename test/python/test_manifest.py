@@ -5,6 +5,7 @@ import json
 import pytest
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.manifest import KernelArg, Manifest, parse_manifest, read_manifest, tensor_arg
 
 
@@ -35,6 +36,8 @@ def test_round_trip_is_exact_and_deterministic(tmp_path):
     (lambda d: d["args"][1].update(index=5), "argument indices must be 0..2"),
     (lambda d: d.update(cores="32"), "'cores' has the wrong type"),
     (lambda d: d.update(sdsc_files=[1]), "'sdsc_files' must be a list of file names"),
+    (lambda d: d.update(backend_lx_fraction=1.0), "'backend_lx_fraction' must be a number with 0 <= f < 1, got 1.0"),
+    (lambda d: d.update(backend_lx_fraction="0.2"), "'backend_lx_fraction' must be a number"),
 ])
 def test_malformed_manifests_are_rejected_with_a_located_message(mutate, message):
     d = json.loads(_manifest().to_json())
@@ -69,3 +72,9 @@ def test_constant_without_a_valid_fill_is_rejected(fill, message):
         d["args"][0]["fill"] = fill
     with pytest.raises(SpyreError, match=message):
         parse_manifest(json.dumps(d))
+
+
+def test_a_manifest_without_backend_lx_fraction_has_the_hardware_default():
+    d = json.loads(_manifest().to_json())
+    del d["backend_lx_fraction"]
+    assert parse_manifest(json.dumps(d)).backend_lx_fraction == SpyreConfig().backend_lx_fraction

@@ -295,6 +295,32 @@ def test_lx_fraction_reaches_the_plan(tmp_path):
     assert pooled(lx_solver="firstfit", lx_fraction=0.9)
 
 
+def test_the_interpreter_enforces_the_lx_the_compile_planned_with(tmp_path):
+    """y's 1,835,008 bytes on one core fit LX only when the back end keeps none of it.
+
+    The manifest records the compile's fraction, so the interpreter runs the
+    program; the same directory claiming the default fraction is rejected.
+    """
+    from spyre_mlir.diagnostics import SpyreError
+    from spyre_mlir.interpreter import run
+    from spyre_mlir.manifest import read_manifest
+
+    text = seed_program(1024, 896)
+    assert any(arg.role == "pool" for arg in read_manifest(_compile(tmp_path / "default", text, cores=1)).args)
+    out = _compile(tmp_path / "all", text, cores=1, lx_fraction=0.0)
+    assert read_manifest(out).backend_lx_fraction == 0.0
+    assert not any(arg.role == "pool" for arg in read_manifest(out).args)
+    a, b, c = _inputs((1024, 896))
+    outputs, _ = run(out, [a, b, c])
+    y = a.astype(np.float32) + b.astype(np.float32)
+    _check_close(outputs["z"], y * c.astype(np.float32))
+
+    manifest = out / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"backend_lx_fraction": 0.0', '"backend_lx_fraction": 0.2'))
+    with pytest.raises(SpyreError, match="exceeds the usable LX of 1625344 bytes"):
+        run(out, [a, b, c])
+
+
 @pytest.mark.parametrize("flag, value, message", [
     ("--lx-solver", "worstfit", "spyre-compile: unknown lx-solver 'worstfit'; expected one of greedy, firstfit, "
                                 "bestfit"),
