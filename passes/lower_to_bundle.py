@@ -67,10 +67,12 @@ symbol.  Per-tile values that only live in the body take their ``placement``
 combine op yielded) lives where its loop result ends: a kernel output, which
 the runtime initialises to the fill value (manifest ``fill`` on the output),
 or the fresh buffer an enclosing loop inserts it into, which becomes a
-``constant`` argument the runtime fills (each enclosing iteration accumulates
-into its own window of it); when a compute op reads the loop result instead, a
-``constant`` argument stacking one tile per iteration of the enclosing loops,
-so each outer iteration starts from a fresh identity tile.  Not handled (an
+``constant`` argument the runtime fills (each iteration of that loop
+accumulates into its own window of it; one buffer per iteration of the loops
+around the buffer's own definition); when a compute op reads the loop result
+instead, a ``constant`` argument stacking one tile per iteration of the
+enclosing loops, so each outer iteration starts from a fresh identity tile
+(stacked buffers are described as one flat tensor).  Not handled (an
 error names the op): an accumulator that leaves its loop into a buffer already
 placed otherwise (needs a copy), rank-changing slices, iv-dependent windows of
 LX values.  ``spyre.view`` must
@@ -110,7 +112,7 @@ from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, tensor_layout
-from spyre_mlir.hardware import SpyreConfig, config_for_cores, round_up
+from spyre_mlir.hardware import SpyreConfig, config_for_cores, element_bytes, round_up
 from spyre_mlir.layout import StickLayout
 
 BUNDLE_FUNC = "sdsc_bundle"
@@ -199,18 +201,19 @@ def _filled_layout(layout: StickLayout) -> StickLayout:
     return StickLayout(layout.padded_host_shape, layout.dtype, layout.dim_order, layout.elems_per_stick)
 
 
-def _stacked_layout(layout: StickLayout, stack: int) -> StickLayout | None:
-    """``stack`` tiles of ``layout`` one after another in device memory, as one :func:`_filled_layout`;
-    None when the tile's rows do not stack (its outermost host dim is its stick dim).
+def _loop_depth(value: SSAValue) -> int:
+    """How many ``scf.for`` loops enclose the definition of ``value``."""
+    depth, parent = 0, value.owner.parent_op() if isinstance(value.owner, Operation) else None
+    while isinstance(parent, scf.ForOp):
+        depth, parent = depth + 1, parent.parent_op()
+    return depth
 
-    A tile of one stick (rank 0, or fewer elements than a stick) stacks as ``[stack, elements]``.
-    """
-    shape = layout.padded_host_shape
-    if math.prod(layout.device_size[:-1]) == 1:
-        return StickLayout((stack, math.prod(shape)), layout.dtype, (0, 1), layout.elems_per_stick)
-    if layout.dim_order[-1] == 0:
-        return None
-    return StickLayout((stack * shape[0], *shape[1:]), layout.dtype, layout.dim_order, layout.elems_per_stick)
+
+def _stacked_layout(layout: StickLayout, stack: int) -> StickLayout:
+    """``stack`` buffers of ``layout`` one after another in device memory, described as one flat
+    tensor of their bytes (the runtime fills every element; the ops address each buffer)."""
+    return StickLayout((stack * layout.nbytes // element_bytes(layout.dtype),), layout.dtype, (0,),
+                       layout.elems_per_stick)
 
 
 class _Lowering:
@@ -306,25 +309,26 @@ class _Lowering:
             self.storage[op.result] = dest.access
             self.locs[op.result] = dest
             return
+        loc = self.filled_buffer(layout, op.fill_value(), self.counts)
+        self.storage[op.result] = loc.access
+        self.locs[op.result] = loc
+
+    def filled_buffer(self, layout: StickLayout, value: float, counts: Sequence[int]) -> _Loc:
+        """A ``constant`` argument the runtime fills with ``value``: a fresh ``layout`` buffer for
+        each iteration of the enclosing loops of trip ``counts`` (outermost first), stacked one
+        after another, the window advancing by one buffer per iteration."""
         index = len(self.args)
-        stack = math.prod(self.counts)
-        arg_layout, nbytes = _filled_layout(layout), layout.nbytes
+        stack = math.prod(counts)
         strides: dict[int, int] = {}
         if stack > 1:
-            tile = round_up(layout.nbytes, self.config.alignment)
-            arg_layout = _stacked_layout(layout, stack) if tile == layout.nbytes else None
-            nbytes = stack * tile
-            step = tile
-            for level in reversed(range(len(self.counts))):
+            step = layout.nbytes
+            for level in reversed(range(len(counts))):
                 strides[level] = step
-                step *= self.counts[level]
-            if arg_layout is None or arg_layout.nbytes != nbytes:
-                raise SpyreError("a spyre.fill accumulator inside a loop needs a tile whose rows stack in "
-                                 "device memory (outermost host dim not the stick dim)", op=op)
-        self.args.append(KernelArgInfo("constant", f"fill_{index}", nbytes, arg_layout, op.fill_value()))
+                step *= counts[level]
+        arg_layout = _filled_layout(layout) if stack == 1 else _stacked_layout(layout, stack)
+        self.args.append(KernelArgInfo("constant", f"fill_{index}", stack * layout.nbytes, arg_layout, value))
         access = TensorAccess(layout, "hbm", PlacementAttr("arg", index), (0,) * len(layout.host_shape))
-        self.storage[op.result] = access
-        self.locs[op.result] = _Loc(access, tuple(sorted(strides.items())))
+        return _Loc(access, tuple(sorted(strides.items())))
 
     def accumulator_destination(self, op: FillOp) -> _Loc | None:
         """The output window a fill-initialised accumulator ends in, when its loop result is
@@ -434,12 +438,11 @@ class _Lowering:
         if full is None:
             return None
         layout = tensor_layout(full.type)
-        if self.filling is not None:  # a fill accumulator ends in this buffer: the runtime fills it
-            placement = PlacementAttr("arg", len(self.args))
-            self.args.append(KernelArgInfo("constant", f"fill_{len(self.args)}", layout.nbytes,
-                                           _filled_layout(layout), self.filling))
-        else:
-            placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
+        if self.filling is not None:
+            # A fill accumulator ends in this buffer: the runtime fills it, afresh for each
+            # iteration of the loops around the buffer's definition.
+            return self.filled_buffer(layout, self.filling, self.counts[:_loop_depth(full)])
+        placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
         return _Loc(TensorAccess(layout, "hbm", placement, (0,) * len(layout.host_shape)))
 
     def compute(self, op: ComputeOp, depth: int) -> _Exec:

@@ -378,17 +378,19 @@ class _Stickifier:
     def restickified(self, storage: SSAValue, layout: StickLayout, reader: ComputeOp) -> SSAValue:
         """``storage`` in ``layout``: one restickify right after its definition, shared by all readers.
 
-        It carries the location of the first ``reader`` that needs it.
+        It carries the location of the first ``reader`` that needs it.  Settled before it is
+        inserted, it reads a padded copy of ``storage`` if it needs one (and then follows it).
         """
         key = (storage, layout)
         if key not in self.shared:
             op = RestickifyOp(storage, _with_layout(storage, layout))
-            where = _after_argument_copies(storage.block) if isinstance(storage, BlockArgument) \
-                else InsertPoint.after(storage.owner)
             op.location = reader.location
             _inherit_scope(op, storage, reader)
-            self.rewriter.insert_op(op, where)
             layout = self.settle_copy(op, layout)
+            source = op.inputs[0]
+            where = _after_argument_copies(source.block) if isinstance(source, BlockArgument) \
+                else InsertPoint.after(source.owner)
+            self.rewriter.insert_op(op, where)
             self.restickifies.append(op)
             self.shared[key] = op.result
             if isinstance(storage, BlockArgument):

@@ -106,6 +106,10 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
         _nested({"S": 2}, {"S": 2}, lambda x: (lambda v: (v, v.amin()))(x.mean(0, keepdim=True) * 3.0),
                 lambda r: (r[1], r[0].amin(-1))),
         _inputs({"C": 2, "S": 256}, "CS")),
+    "reduction_tiled_at_two_levels_around_an_output_level": lambda: (
+        _nested({"B": 4, "C": 4}, {"B": 2}, lambda x: x.sum(0), lambda v: v), _inputs({"B": 160, "C": 256}, "BC")),
+    "transposed_copy_needing_a_padded_copy": lambda: (
+        _tiled({"C": 3}, lambda x, y: y + x.t()), _inputs({"R": 96, "C": 192}, "RC", "R")),
     "argument_padded_and_transposed": lambda: (
         lambda x: x.t() + x.amax(1), _inputs({"R": 2, "C": 192}, "RC")),
     "view_copy_inside_hinted_group": lambda: (
@@ -226,6 +230,13 @@ def test_a_padded_copy_and_a_transposed_copy_of_one_argument(imported, tmp_path)
     _check("argument_padded_and_transposed", imported, tmp_path)
 
 
+def test_a_transposed_copy_that_needs_a_padded_copy_comes_after_it(imported, tmp_path):
+    """``y + x.t()`` of a [96, 192] argument: the transposing restickify iterates 128 padded rows,
+    so it reads a padded copy of x, created while settling it; inserted first, it read that copy
+    before its definition.  A restickify is now settled before it is inserted."""
+    _check("transposed_copy_needing_a_padded_copy", imported, tmp_path)
+
+
 def test_a_view_copy_inside_a_hinted_group_is_tiled_with_it(imported, tmp_path):
     """A [2, 4, 192] difference flattened into a matmul, under two hints: the copy spyre-fold-views
     makes of the flattening view (a matmul operand is never split) had no hints and split the
@@ -244,3 +255,11 @@ def test_a_k_tiled_matmul_accumulator_with_padded_rows(imported, tmp_path):
     the fill accumulator; padded, the accumulator (a constant argument) had a layout the
     manifest cannot describe (``_filled_layout``)."""
     _check("k_tiled_matmul_then_short_reduction", imported, tmp_path)
+
+
+def test_a_reduction_tiled_at_two_levels_around_an_output_level(imported, tmp_path):
+    """``x.sum(0)`` with B in 4 and C in 4 tiles around B in 2: the buffer the C loop assembles
+    (inside the outer B loop) became one constant argument filled once, so the second outer
+    iteration accumulated onto the first one's partial sums (wrong numbers).  It is now a fresh
+    buffer per outer iteration (spyre-lower-to-bundle ``filled_buffer``)."""
+    _check("reduction_tiled_at_two_levels_around_an_output_level", imported, tmp_path)
