@@ -1,7 +1,7 @@
 # Benchmark: the reference interpreter against eager PyTorch on the same
 # machine, in one process: the seed example and the transformer block compiled
 # for 32 cores, and torch-spyre's reference bundle.  Reads the examples and
-# ../shared/reference; writes output directories in a temporary directory, a
+# test/data/reference; writes output directories in a temporary directory, a
 # table on stdout and, with --json, the figures as JSON.
 """Reference interpreter vs eager PyTorch.
 
@@ -9,7 +9,7 @@
 
 Cases: ``seed`` (examples/add_mul_nested.py:build, [1024, 4096] fp16, its
 2 x 4 tile hints, 32 cores), ``reference`` (torch-spyre's bundle of the same
-program, ../shared/reference/bundle_add_mul_nested) and ``transformer``
+program, test/data/reference/bundle_add_mul_nested) and ``transformer``
 (examples/transformer_block.py:build, 32 cores).  Each is compiled in process
 (the reference is copied) and checked once against eager within the fp16
 tolerance; then, best of N:
@@ -44,14 +44,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
 from e2e_support import EXAMPLES, ImportedPrograms  # noqa: E402
-from test_interpreter_support import REFERENCE, SEED_SHAPE, reference_bundle_dir  # noqa: E402
+from test_interpreter_support import SEED_SHAPE, reference_bundle_dir  # noqa: E402
 
 from spyre_mlir.interpreter import compare, tolerance_for  # noqa: E402
 from spyre_mlir.interpreter.loading import load_output_dir  # noqa: E402
 from spyre_mlir.interpreter.runner import execute, host_inputs  # noqa: E402
 from spyre_mlir.manifest import Manifest  # noqa: E402
 from spyre_mlir.pipeline import CompileOptions, compile_module  # noqa: E402
-from spyre_mlir.tools.spyre_run import model_inputs  # noqa: E402
 
 CORES = 32
 RATIO_TARGET = 3.0
@@ -106,7 +105,7 @@ def compiled_example(case: str, example: str, tmp: Path, imported: ImportedProgr
     (fn, inputs), module = imported(example)
     out = tmp / case
     compile_module(module.clone(), out, CompileOptions(cores=CORES), log=io.StringIO())
-    return Case(case, fn, inputs, out, lambda manifest: model_inputs(fn, inputs, manifest, example))
+    return Case(case, fn, inputs, out, lambda manifest: host_inputs(manifest, imported.inputs(example, manifest)))
 
 
 def reference_case(tmp: Path) -> Case:
@@ -157,12 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     imported = ImportedPrograms(EXAMPLES)
     with tempfile.TemporaryDirectory() as tmp:
-        cases = [compiled_example("seed", "add_mul_nested", Path(tmp), imported)]
-        if REFERENCE.is_dir():
-            cases.append(reference_case(Path(tmp)))
-        else:
-            print(f"reference outputs not found at {REFERENCE}; skipping the reference bundle", file=sys.stderr)
-        cases.append(compiled_example("transformer", "transformer_block", Path(tmp), imported))
+        cases = [compiled_example("seed", "add_mul_nested", Path(tmp), imported), reference_case(Path(tmp)),
+                 compiled_example("transformer", "transformer_block", Path(tmp), imported)]
         rows = [measure(case, args.repeat) for case in cases]
     print_table(rows)
     ratio = rows[0].execute_ms / rows[0].eager_ms

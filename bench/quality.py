@@ -42,11 +42,11 @@ from xdsl.dialects.builtin import ModuleOp
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program, load_factory
+from spyre_mlir.importer.loader import manifest_inputs
 from spyre_mlir.interpreter import run
 from spyre_mlir.interpreter.stats import RunStats
 from spyre_mlir.manifest import Manifest, read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
-from spyre_mlir.tools.spyre_run import model_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SEED_EXAMPLE = "add_mul_nested:build"
@@ -103,13 +103,14 @@ def minimum_hbm_bytes(manifest: Manifest) -> int:
     return sum(arg.nbytes for arg in (*manifest.inputs, *manifest.outputs))
 
 
-def measure(example: str, variant: str, module: ModuleOp, program: tuple[Any, tuple[Any, ...]],
-            cores: int, out: Path) -> Row:
-    """Compile ``module`` on ``cores`` into ``out``, run it, and collect the figures."""
+def measure(example: str, variant: str, module: ModuleOp,
+            program: tuple[torch.export.ExportedProgram, tuple[Any, ...]], cores: int, out: Path) -> Row:
+    """Compile ``module`` (imported from the exported ``program`` with its inputs) on ``cores``
+    into ``out``, run it, and collect the figures."""
     compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO())
     manifest = read_manifest(out)
-    fn, inputs = program
-    _, stats = run(out, model_inputs(fn, inputs, manifest, example))
+    exported, inputs = program
+    _, stats = run(out, manifest_inputs(exported, inputs, manifest, example))
     return row_of(example, variant, manifest, stats)
 
 
@@ -155,8 +156,8 @@ def main() -> int:
         for example, factory in example_factories().items():
             torch.manual_seed(0)
             fn, inputs = factory()
-            program = (fn, tuple(inputs))
-            imported = import_program(export_model(fn, program[1]))
+            program = (export_model(fn, tuple(inputs)), tuple(inputs))
+            imported = import_program(program[0])
             for variant in ("hints", "no hints"):
                 module = imported.clone()
                 if variant == "no hints":

@@ -1,6 +1,6 @@
 # The `sdscbundle` dialect: what the Spyre back end consumes in bundle.mlir.
-# Reads and prints the back end's spelling (reference/bundle_add_mul_nested);
-# writes nothing.
+# Reads and prints the back end's spelling
+# (test/data/reference/bundle_add_mul_nested); writes nothing.
 """The ``sdscbundle`` dialect.
 
 ::

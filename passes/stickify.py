@@ -79,7 +79,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from spyre_mlir.diagnostics import SpyreError, emit_warning
+from spyre_mlir.diagnostics import SpyreError, describe_argument, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
     FillOp,
@@ -394,10 +394,9 @@ class _Stickifier:
             self.restickifies.append(op)
             self.shared[key] = op.result
             if isinstance(storage, BlockArgument):
-                emit_warning(f"function argument #{storage.index} is copied by spyre.restickify to "
+                emit_warning(f"{describe_argument(storage)} is copied by spyre.restickify to "
                              f"dim_order {list(layout.dim_order)}, device_size {layout.device_size}; "
-                             "stage it that way to avoid the copy",
-                             op=storage.block.parent_op())
+                             "stage it that way to avoid the copy", op=reader)
         return self.shared[key]
 
     def settle_copy(self, copy: RestickifyOp, layout: StickLayout) -> StickLayout:

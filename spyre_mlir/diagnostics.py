@@ -16,9 +16,10 @@ import traceback
 import warnings
 from typing import Any
 
-from xdsl.ir import Operation
+from xdsl.ir import BlockArgument, Operation
 from xdsl.ir.core import Attribute
-from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.dialects.builtin import DictionaryAttr, FileLineColLoc, StringAttr
+from xdsl.dialects.func import FuncOp
 from xdsl.utils.exceptions import DiagnosticException
 
 
@@ -65,6 +66,17 @@ def op_location(op: Operation) -> str | None:
             return found
         current = current.parent_op()
     return None
+
+
+def describe_argument(arg: BlockArgument) -> str:
+    """A function argument as diagnostics name it: ``function argument 'k' (#1)`` by its
+    ``spyre.name`` (the model's input name), ``function argument #1`` without one."""
+    func_op = arg.block.parent_op()
+    attrs = func_op.arg_attrs.data if isinstance(func_op, FuncOp) and func_op.arg_attrs is not None else ()
+    entry = attrs[arg.index] if arg.index < len(attrs) else None
+    name = entry.data.get("spyre.name") if isinstance(entry, DictionaryAttr) else None
+    return f"function argument '{name.data}' (#{arg.index})" if isinstance(name, StringAttr) \
+        else f"function argument #{arg.index}"
 
 
 def model_code_error(e: Exception, path: str, what: str = "the model") -> SpyreError:

@@ -29,11 +29,13 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import torch
-import torch.fx.traceback as fx_traceback
-from torch.utils.weak import WeakIdKeyDictionary
-
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.optional import require
+
+torch = require("torch", "spyre_hint and named tensor dims")
+
+import torch.fx.traceback as fx_traceback  # noqa: E402
+from torch.utils.weak import WeakIdKeyDictionary  # noqa: E402
 
 HINT_KEY_PREFIX = "_spyre_hint_"
 """Prefix of the ``node.meta["custom"]`` keys written by :func:`spyre_hint`."""

@@ -18,9 +18,11 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import shutil
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,15 +192,29 @@ def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: C
 
 @dataclass(frozen=True)
 class CompiledProgram:
-    """A compiled output directory; ``run`` executes it on the reference interpreter."""
+    """A compiled output directory and the exported program it was compiled from;
+    ``run`` executes it on the reference interpreter."""
 
     directory: Path
+    program: Any
+    """The ``torch.export.ExportedProgram``: ``run`` stages its parameters, buffers and constants."""
+    temporary: Path | None = None
+    """The temporary directory holding ``directory``, removed when the program is
+    garbage-collected or at interpreter exit; None for a user's ``out_dir`` (never removed)."""
 
-    def run(self, *tensors: Any) -> Any:
-        """Outputs of the program for ``tensors`` (numpy arrays or torch tensors)."""
+    def __post_init__(self) -> None:
+        if self.temporary is not None:
+            weakref.finalize(self, shutil.rmtree, self.temporary, ignore_errors=True)
+
+    def run(self, *tensors: Any) -> dict[str, Any]:
+        """Outputs by name (numpy arrays) of the program for its user inputs ``tensors``
+        (numpy arrays or torch tensors, in the order of the compiled function's arguments)."""
+        from spyre_mlir.importer.loader import manifest_inputs
         from spyre_mlir.interpreter import run
+        from spyre_mlir.manifest import read_manifest
 
-        outputs, _stats = run(self.directory, list(tensors))
+        inputs = manifest_inputs(self.program, tensors, read_manifest(self.directory), "run()")
+        outputs, _stats = run(self.directory, inputs)
         return outputs
 
 
@@ -206,14 +222,22 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
             lx_solver: str = "greedy", out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
-    ``cores`` defaults to ``SENCORES`` (else 32); ``lx_solver`` is memory
+    ``cores`` defaults to ``$SENCORES`` (else 32); ``lx_solver`` is memory
     planning's LX solver (greedy, firstfit or bestfit).  The output goes to
     ``out_dir`` (which must not be a non-empty directory), or to a fresh
-    temporary directory.
+    temporary directory that lives as long as the returned program.
     """
     from spyre_mlir.importer import export_model, import_program
 
     options = CompileOptions(cores=cores, lx_solver=lx_solver)
-    module = import_program(export_model(fn_or_module, example_inputs))
-    target = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="spyre-")) / "out"
-    return CompiledProgram(compile_module(module, target, options, log=io.StringIO()))
+    program = export_model(fn_or_module, example_inputs)
+    module = import_program(program)
+    if out_dir is not None:
+        return CompiledProgram(compile_module(module, Path(out_dir), options, log=io.StringIO()), program)
+    temporary = Path(tempfile.mkdtemp(prefix="spyre-"))
+    try:
+        directory = compile_module(module, temporary / "out", options, log=io.StringIO())
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    return CompiledProgram(directory, program, temporary)

@@ -11,7 +11,7 @@ import lit.formats
 config.name = "spyre-mlir"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["python", "Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["python", "Inputs", "data", "lit.cfg.py", "lit.site.cfg.py"]
 # Set by lit.site.cfg.py under CMake; this directory when lit runs on test/ directly.
 if not getattr(config, "test_source_root", None):
     config.test_source_root = os.path.dirname(os.path.abspath(__file__))
@@ -43,18 +43,14 @@ config.substitutions.append(("%filecheck", filecheck))
 config.substitutions.append(("%spyre-opt", spyre_opt))
 config.substitutions.append(("%spyre-import", find_tool(getattr(config, "spyre_import", None), "spyre-import") or "spyre-import"))
 config.substitutions.append(("%python", getattr(config, "python_executable", None) or shutil.which("python3")))
-config.substitutions.append(("%reference", os.path.normpath(
-    os.path.join(config.test_source_root, "..", "..", "shared", "reference"))))
+# torch-spyre's reference outputs, test data of this repository (data/reference/README.md).
+config.substitutions.append(("%reference", os.path.join(config.test_source_root, "data", "reference")))
 if mlir_opt:
     config.available_features.add("mlir-opt")
     config.substitutions.append(("%mlir-opt", mlir_opt))
 else:
     lit_config.note("upstream mlir-opt not found: tests marked 'REQUIRES: mlir-opt' are UNSUPPORTED "
                     "(install mlir-22-tools)")
-if os.path.isdir(os.path.join(config.test_source_root, "..", "..", "shared", "reference")):
-    config.available_features.add("shared-reference")
-else:
-    lit_config.note("../shared/reference is absent: tests marked 'REQUIRES: shared-reference' are UNSUPPORTED")
 
 config.environment["PATH"] = os.environ.get("PATH", "")
 for passthrough in ("HOME", "PYTHONPATH", "SPYRE_TRACEBACK"):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_mlir.diagnostics import SpyreError, first_line, print_spyre_warnings
+from spyre_mlir.optional import MissingDependency
 
 
 def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: bool = False,
@@ -19,10 +20,10 @@ def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: boo
     """Run ``body`` and turn any failure into one diagnostic line and exit code 1.
 
     A :class:`SpyreError` prints as ``<loc>: error: <msg>`` (``default_loc`` when
-    it carries no location); ``user_errors`` print as ``<tool>: error: <msg>``
-    (an ``OSError`` about a file as ``<file>: error: <reason>``);
-    anything else is an internal error.  ``debug`` or ``SPYRE_TRACEBACK=1``
-    re-raises instead, to show the traceback.
+    it carries no location); ``user_errors`` and a :class:`MissingDependency`
+    print as ``<tool>: error: <msg>`` (an ``OSError`` about a file as
+    ``<file>: error: <reason>``); anything else is an internal error.  ``debug``
+    or ``SPYRE_TRACEBACK=1`` re-raises instead, to show the traceback.
     """
     print_spyre_warnings()
     debug = debug or bool(os.environ.get("SPYRE_TRACEBACK"))
@@ -32,7 +33,7 @@ def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: boo
         if debug:
             raise
         print(e.format(default_loc), file=sys.stderr)
-    except user_errors as e:
+    except (MissingDependency, *user_errors) as e:
         if debug:
             raise
         print(_user_error_line(tool, e), file=sys.stderr)

@@ -38,6 +38,7 @@ from spyre_mlir.interpreter.runner import as_numpy, execute, host_inputs
 from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR, load_schema
 from spyre_mlir.interpreter.timeline import timeline_format, write_timeline
 from spyre_mlir.manifest import Manifest
+from spyre_mlir.optional import require
 
 _EPILOG = """\
 --check compares every output with PyTorch eager: an element passes when
@@ -88,50 +89,26 @@ def _random_inputs(manifest: Manifest, seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def _eager(spec: str, manifest: Manifest) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-    """The factory's example inputs (by manifest name) and its eager outputs."""
-    import torch
+def _eager(spec: str, manifest: Manifest) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """The factory's inputs by manifest name (staged by the signature of the program it
+    exports to) and its eager outputs."""
+    torch = require("torch", "checking against PyTorch eager (--check)")
 
-    from spyre_mlir.importer.loader import load_factory
+    from spyre_mlir.importer.loader import load_model, manifest_inputs
 
-    made = load_factory(spec)()
-    if isinstance(made, torch.export.ExportedProgram):
-        fn, example = made.module(), tuple(made.example_inputs[0])
-    elif isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
-        fn, example = made[0], tuple(made[1])
+    model = load_model(spec)
+    if model.module is not None and model.example_inputs is not None:
+        fn, args, kwargs = model.module, model.example_inputs, {}
+    elif model.program.example_inputs is not None:
+        fn = model.program.module()
+        args, kwargs = model.program.example_inputs
     else:
-        raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
-                         f"(module_or_callable, example_inputs), got {type(made).__name__}")
-    inputs = model_inputs(fn, example, manifest, f"factory '{spec}'")
+        raise SpyreError(f"'{spec}' has no example inputs to check with")
+    inputs = manifest_inputs(model.program, (args, kwargs), manifest, f"factory '{spec}'")
     with torch.no_grad():
-        result = fn(*example)
+        result = fn(*args, **kwargs)
     flat = list(result) if isinstance(result, (tuple, list)) else [result]
     return inputs, [as_numpy(t) for t in flat]
-
-
-def model_inputs(fn: Any, example: Sequence[Any], manifest: Manifest, what: str) -> dict[str, np.ndarray]:
-    """Every manifest input by name: the graph inputs from ``example``, parameters and
-    buffers from ``fn``'s state dict (``what`` names the model in errors)."""
-    import torch
-
-    user = [a for a in manifest.inputs if a.role == "input"]
-    if len(user) != len(example):
-        raise SpyreError(f"the manifest has {len(user)} graph inputs, {what} gives {len(example)} example inputs")
-    inputs = {a.name: as_numpy(t) for a, t in zip(user, example)}
-    state = dict(fn.state_dict()) if isinstance(fn, torch.nn.Module) else {}
-    for arg in manifest.inputs:
-        if arg.role != "input":
-            inputs[arg.name] = as_numpy(_state_entry(state, arg.name, what))
-    return inputs
-
-
-def _state_entry(state: dict[str, Any], name: str, what: str) -> Any:
-    """A parameter or buffer by FQN or by torch.export placeholder name (``p_fc_weight``)."""
-    for key, value in state.items():
-        flat = key.replace(".", "_")
-        if name in (key, flat, f"p_{flat}", f"b_{flat}", f"c_{flat}"):
-            return value
-    raise SpyreError(f"{what} has no parameter or buffer for input '{name}'")
 
 
 def run(args: argparse.Namespace) -> int:

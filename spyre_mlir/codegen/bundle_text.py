@@ -1,5 +1,5 @@
 # bundle.mlir text: the lowered @sdsc_bundle in the Spyre back end's spelling
-# (reference/bundle_add_mul_nested/bundle.mlir), and the "mixed" form for
+# (test/data/reference/bundle_add_mul_nested/bundle.mlir), and the "mixed" form for
 # upstream mlir-opt (our ops generic, upstream ops custom).  Reads a module
 # holding func.func @sdsc_bundle; writes text.
 """Printing the bundle.

@@ -8,9 +8,14 @@
 * :func:`load_program` / :func:`export_model` (``loader``): model files for the tools.
 """
 
-from spyre_mlir.importer.core import import_program
-from spyre_mlir.importer.loader import LoadedModel, export_model, load_factory, load_model, load_program
-from spyre_mlir.importer.table import supported_ops
+from spyre_mlir.optional import require
+
+# Every module of the package imports torch: without it, one error naming the extra.
+require("torch", "importing a PyTorch model")
+
+from spyre_mlir.importer.core import import_program  # noqa: E402
+from spyre_mlir.importer.loader import LoadedModel, export_model, load_factory, load_model, load_program  # noqa: E402
+from spyre_mlir.importer.table import supported_ops  # noqa: E402
 
 __all__ = ["import_program", "export_model", "load_factory", "load_model", "load_program",
            "LoadedModel", "supported_ops"]

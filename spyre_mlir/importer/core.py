@@ -2,6 +2,8 @@
 # func.func of spyre ops.  Reads an ExportedProgram (graph, signature, node
 # meta: val, stack_trace, custom hints) and named dims; writes a ModuleOp.
 # Which ATen op becomes which spyre ops is decided by the table in table.py.
+# graph_inputs() gives each input's tensor under the name the importer gives it
+# (spyre.name, the manifest's), through the program's signature.
 """``torch.export`` -> ``spyre`` dialect (DESIGN §4 stage 0).
 
 Recipe of :func:`import_program`:
@@ -295,6 +297,34 @@ _ROLES = {
 NamedDims = Mapping[str | int, Sequence[str] | Sequence[Sequence[str]]]
 
 
+def input_name(spec: Any) -> str:
+    """The name of a graph input (a ``graph_signature.input_specs`` entry) everywhere after
+    import: its argument's ``spyre.name`` and its manifest name.  It is the placeholder name
+    torch.export chose (``x``, ``p_layernorm_weight``, ``c_lifted_tensor_0``), which
+    ``run_decompositions()`` keeps."""
+    return spec.arg.name
+
+
+def graph_inputs(program: torch.export.ExportedProgram, user_inputs: Sequence[Any]) -> dict[str, Any]:
+    """The tensor of every input of ``program`` by :func:`input_name`, read through the
+    program's own signature: user inputs from ``user_inputs`` (flattened, in order),
+    parameters and buffers from ``program.state_dict`` and lifted constants (and
+    non-persistent buffers) from ``program.constants``, by their spec's ``target``.
+    An input with no tensor (too few user inputs, a target the tables lack) is absent.
+    """
+    tables = {**program.state_dict, **program.constants}
+    user = iter(user_inputs)
+    out: dict[str, Any] = {}
+    for spec in program.graph_signature.input_specs:
+        if spec.kind.name == "USER_INPUT":
+            value = next(user, None)
+            if value is not None:
+                out[input_name(spec)] = value
+        elif spec.target in tables:
+            out[input_name(spec)] = tables[spec.target]
+    return out
+
+
 def _hint_attr(node: torch.fx.Node, renumber: Mapping[int, int]) -> ArrayAttr | None:
     custom = node.meta.get("custom") or {}
     found = []
@@ -346,22 +376,13 @@ class _Importer:
 
     # 2. arguments ---------------------------------------------------------------
     def _example_tensors(self) -> dict[str, Any]:
-        """Example tensors by placeholder name (user inputs, parameters, buffers)."""
-        out: dict[str, Any] = {}
-        sig = self.ep.graph_signature
-        user = []
+        """Example tensors by input name (user inputs, parameters, buffers, constants)."""
+        user: list[Any] = []
         example = getattr(self.original, "example_inputs", None) or getattr(self.ep, "example_inputs", None)
         if example is not None:
             args, kwargs = example
             user = list(torch.utils._pytree.tree_leaves((args, kwargs)))
-        user_specs = [s for s in sig.input_specs if s.kind.name == "USER_INPUT"]
-        for spec, t in zip(user_specs, user):
-            out[spec.arg.name] = t
-        tables = {**self.original.state_dict, **getattr(self.original, "constants", {})}
-        for spec in sig.input_specs:
-            if spec.target is not None and spec.target in tables:
-                out[spec.arg.name] = tables[spec.target]
-        return out
+        return graph_inputs(self.ep, user)
 
     def _dims_for(self, index: int, spec: Any, shape: tuple[int, ...], example: Any) -> list[list[str]] | None:
         for key in (spec.arg.name, spec.target, index):
@@ -398,7 +419,8 @@ class _Importer:
                 raise self.fail(node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
                                       "(Spyre has float16, bfloat16, float32 and int8)")
             arg_types.append(tensor_type(elem, shape))
-            attrs: dict[str, Attribute] = {"spyre.role": StringAttr(role), "spyre.name": StringAttr(spec.arg.name)}
+            attrs: dict[str, Attribute] = {"spyre.role": StringAttr(role),
+                                           "spyre.name": StringAttr(input_name(spec))}
             if spec.target is not None:
                 attrs["spyre.target"] = StringAttr(spec.target)
             index = user_index if kind == "USER_INPUT" else spec.arg.name
@@ -548,5 +570,6 @@ def import_program(exported_program: torch.export.ExportedProgram, *, named_dims
     return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
 
 
-__all__ = ["import_program", "NodeEmitter", "Unsupported", "missing", "user_frame", "element_type"]
+__all__ = ["import_program", "graph_inputs", "input_name", "NodeEmitter", "Unsupported", "missing", "user_frame",
+           "element_type"]
 

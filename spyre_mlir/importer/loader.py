@@ -1,7 +1,8 @@
-# Loading models for the tools: `model.py:factory` specs and `.pt2` files, and
-# exporting `(module_or_callable, example_inputs)` with hints preserved.  Reads
-# Python files and .pt2 archives; writes nothing.  Shared by spyre-import and
-# (later) spyre-compile / spyre-run.
+# Loading models for the tools: `model.py:factory` specs and `.pt2` files,
+# exporting `(module_or_callable, example_inputs)` with hints preserved, and
+# staging a program's tensors as the inputs of its compiled manifest.  Reads
+# Python files and .pt2 archives; writes nothing.  Shared by spyre-import,
+# spyre-compile, spyre-run and spyre_mlir.compile.
 """Model loading for the command-line tools.
 
 ``load_program("examples/add_mul_nested.py:build")`` imports the file by path,
@@ -26,6 +27,8 @@ import torch
 import torch.fx.traceback as fx_traceback
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
+from spyre_mlir.importer.core import graph_inputs
+from spyre_mlir.manifest import Manifest
 
 
 @dataclass
@@ -161,3 +164,25 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
 def load_program(spec: str, *, strict: bool = False) -> torch.export.ExportedProgram:
     """The ``ExportedProgram`` of ``model.py:factory`` or ``program.pt2``."""
     return load_model(spec, strict=strict).program
+
+
+def manifest_inputs(program: torch.export.ExportedProgram, user_inputs: Any, manifest: Manifest,
+                    what: str) -> dict[str, Any]:
+    """The tensor of every input of ``manifest`` by name, staged by the signature of
+    ``program``, the program the manifest was compiled from (:func:`graph_inputs`).
+
+    ``user_inputs`` are the program's user inputs (any pytree: a tuple of tensors, or
+    ``(args, kwargs)``); parameters, buffers and lifted constants come from the
+    program.  ``what`` names the model in errors.
+    """
+    user = torch.utils._pytree.tree_leaves(user_inputs)
+    expected = [a for a in manifest.inputs if a.role == "input"]
+    if len(expected) != len(user):
+        raise SpyreError(f"the manifest has {len(expected)} graph inputs "
+                         f"({', '.join(arg.name for arg in expected)}), {what} gives {len(user)}")
+    values = graph_inputs(program, user)
+    for arg in manifest.inputs:
+        if arg.name not in values:
+            raise SpyreError(f"{what} has no {arg.role} named '{arg.name}' (its exported program's inputs: "
+                             f"{', '.join(values)}); was the directory compiled from it?")
+    return {arg.name: values[arg.name] for arg in manifest.inputs}

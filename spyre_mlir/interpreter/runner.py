@@ -2,7 +2,7 @@
 # simulated HBM (of a new device, or of a finished run's, reset), trace the
 # bundle's control flow, execute every sdsc_execute in order and read the
 # outputs back.  Reads DIR/* and host arrays; returns host arrays and
-# statistics.
+# statistics; warns about outputs that hold inf or nan.
 """``run(directory, inputs)``: execute a compiled output directory."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.execute import SdscExecutor
 from spyre_mlir.interpreter.loading import OutputDir, load_output_dir
@@ -40,24 +40,49 @@ def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
 def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
             record_events: bool = False) -> tuple[dict[str, np.ndarray], RunStats]:
     """Run an already loaded directory on checked host inputs; ``record_events`` keeps
-    one record per execution in the stats' ``events`` (for the timeline)."""
+    one record per execution in the stats' ``events`` (for the timeline).
+
+    Arithmetic is IEEE: an overflow gives inf, an invalid operation nan, silently;
+    each output that holds either is one warning (:func:`warn_non_finite`).
+    """
     manifest = loaded.manifest
     device = _device(loaded)
-    for arg in manifest.inputs:
-        device.stage(arg, inputs[arg.name])
-    for arg in manifest.constants:
-        device.fill(arg)
-    trace = loaded.program.trace(device.arguments)
-    executors: dict[str, SdscExecutor] = {}
-    log = ExecutionLog() if record_events else None
-    for name, kernel in loaded.kernels.items():
-        executors[name] = SdscExecutor(kernel, device, OpStats(name, kernel.spec.op_name, log=log))
-    for index, execution in enumerate(trace):
-        executors[execution.op.sdsc_filename.data].run(execution, index)
+    with np.errstate(all="ignore"):
+        for arg in manifest.inputs:
+            device.stage(arg, inputs[arg.name])
+        for arg in manifest.constants:
+            device.fill(arg)
+        trace = loaded.program.trace(device.arguments)
+        executors: dict[str, SdscExecutor] = {}
+        log = ExecutionLog() if record_events else None
+        for name, kernel in loaded.kernels.items():
+            executors[name] = SdscExecutor(kernel, device, OpStats(name, kernel.spec.op_name, log=log))
+        for index, execution in enumerate(trace):
+            executors[execution.op.sdsc_filename.data].run(execution, index)
+        outputs = {arg.name: device.read_back(arg) for arg in manifest.outputs}
     stats = RunStats([e.stats for e in executors.values()], manifest.cores, events=log.events if log else [])
-    outputs = {arg.name: device.read_back(arg) for arg in manifest.outputs}
     loaded.devices.append(device)
+    warn_non_finite(outputs, str(loaded.path))
     return outputs, stats
+
+
+def warn_non_finite(outputs: Mapping[str, np.ndarray], where: str) -> None:
+    """One warning at ``where`` per float output holding inf or nan, naming its first such
+    element and how many there are (for inf, where its dtype overflows)."""
+    for name, values in outputs.items():
+        if values.dtype.kind != "f":
+            continue
+        bad = ~np.isfinite(values)
+        count = int(np.count_nonzero(bad))
+        if count == 0:
+            continue
+        index = np.unravel_index(int(np.argmax(bad)), values.shape)
+        first = values[index]
+        what = "nan" if np.isnan(first) else "inf" if first > 0 else "-inf"
+        many = f" ({count} of {values.size} elements are inf or nan)" if count > 1 else ""
+        why = "" if what == "nan" else \
+            f": {values.dtype} overflows to inf beyond {float(np.finfo(values.dtype).max):g} in magnitude"
+        emit_warning(f"output '{name}' holds {what} at index {tuple(int(i) for i in index)}{many}{why}", loc=where)
 
 
 def _device(loaded: OutputDir) -> Device:

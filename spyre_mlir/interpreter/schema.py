@@ -1,7 +1,8 @@
 # Validation of SDSC JSON files against torch-spyre's sdscbundle schema.  The
-# schema is never copied into this repository: it comes from an explicit path
-# or the SPYRE_SDSC_SCHEMA environment variable.  Reads the schema file;
-# writes nothing.
+# schema comes from an explicit path or the SPYRE_SDSC_SCHEMA environment
+# variable (the repository keeps a copy as test data,
+# test/data/reference/sdscbundle-schema.json).  Reads the schema file; writes
+# nothing.
 """Optional JSON-schema validation of SDSC files.
 
 Real files from torch-spyre's emitter deviate from the schema in three
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.optional import require
 
 SCHEMA_ENV_VAR = "SPYRE_SDSC_SCHEMA"
 """Environment variable naming the schema file when no explicit path is given."""
@@ -33,7 +35,7 @@ class SchemaValidator:
     """Validates SDSC documents against the (patched) sdscbundle schema."""
 
     def __init__(self, schema: dict[str, Any], source: str):
-        import jsonschema  # only needed when a schema is in use
+        jsonschema = require("jsonschema", "validating SDSC files against a schema")
 
         self.source = source
         patched = _accept_known_deviations(schema)

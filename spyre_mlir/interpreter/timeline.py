@@ -27,7 +27,6 @@ live range), ``usable-lx``, ``hbm-read`` and ``hbm-written`` (bars, ``data-bytes
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -36,6 +35,7 @@ from xml.etree import ElementTree
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.interpreter.stats import ExecutionEvent, RunStats
+from spyre_mlir.optional import require
 
 FORMATS = ("svg", "png")
 """File formats the timeline is written in, by file suffix."""
@@ -121,9 +121,8 @@ def timeline_format(path: str | Path) -> str:
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         raise SpyreError(f"the timeline is written as .svg or .png, not '{Path(path).name}'", loc=str(path))
-    if suffix == "png" and importlib.util.find_spec("matplotlib") is None:
-        raise SpyreError("a .png timeline needs matplotlib, which is not installed; write an .svg timeline "
-                         "(no dependency) instead", loc=str(path))
+    if suffix == "png":
+        require("matplotlib", "a .png timeline")
     return suffix
 
 
@@ -409,8 +408,7 @@ def _num(v: float) -> str:
 
 def _write_png(scene: Scene, path: Path) -> None:
     """Draw the scene with matplotlib (Agg), one pixel per scene unit."""
-    import matplotlib
-
+    matplotlib = require("matplotlib", "a .png timeline")
     matplotlib.use("Agg")
     from matplotlib import pyplot
     from matplotlib.patches import Rectangle

@@ -10,11 +10,11 @@ from typing import Any
 import torch
 
 from spyre_mlir.importer import export_model, import_program
-from spyre_mlir.importer.loader import load_factory
+from spyre_mlir.importer.loader import load_factory, manifest_inputs
 from spyre_mlir.interpreter import compare, run, tolerance_for
-from spyre_mlir.manifest import read_manifest
+from spyre_mlir.interpreter.runner import as_numpy
+from spyre_mlir.manifest import Manifest, read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
-from spyre_mlir.tools.spyre_run import model_inputs
 
 Program = tuple[Callable[..., Any], tuple[Any, ...]]
 
@@ -37,18 +37,25 @@ EXAMPLES: dict[str, Callable[[], Program]] = {
 
 
 class ImportedPrograms:
-    """Per program name: its (fn, inputs) and its imported module, exported once."""
+    """Per program name: its (fn, inputs), exported program and imported module, exported once."""
 
     def __init__(self, programs: Mapping[str, Callable[[], Program]]):
         self.programs = programs
         self.cache: dict[str, tuple[Program, Any]] = {}
+        self.exported: dict[str, torch.export.ExportedProgram] = {}
 
     def __call__(self, name: str) -> tuple[Program, Any]:
         if name not in self.cache:
             torch.manual_seed(0)
             fn, inputs = self.programs[name]()
-            self.cache[name] = ((fn, tuple(inputs)), import_program(export_model(fn, tuple(inputs))))
+            self.exported[name] = export_model(fn, tuple(inputs))
+            self.cache[name] = ((fn, tuple(inputs)), import_program(self.exported[name]))
         return self.cache[name]
+
+    def inputs(self, name: str, manifest: Manifest) -> dict[str, Any]:
+        """The inputs of ``manifest`` (compiled from ``name``), staged by the exported program's signature."""
+        (_, inputs), _ = self(name)
+        return manifest_inputs(self.exported[name], inputs, manifest, name)
 
 
 def compile_and_check(name: str, cores: int, out: Path, imported: ImportedPrograms,
@@ -61,12 +68,12 @@ def compile_and_check(name: str, cores: int, out: Path, imported: ImportedProgra
     (fn, inputs), module = imported(name)
     compile_module(module.clone(), out, CompileOptions(cores=cores, lx_solver=lx_solver), log=io.StringIO())
     manifest = read_manifest(out)
-    outputs, stats = run(out, model_inputs(fn, inputs, manifest, name))
+    outputs, stats = run(out, imported.inputs(name, manifest))
     with torch.no_grad():
         result = fn(*inputs)
     expected = list(result) if isinstance(result, (tuple, list)) else [result]
     assert len(expected) == len(manifest.outputs)
     for arg, ref in zip(manifest.outputs, expected):
         assert arg.dtype is not None
-        compare(arg.name, outputs[arg.name], ref.numpy(), tolerance_for(arg.dtype))
+        compare(arg.name, outputs[arg.name], as_numpy(ref), tolerance_for(arg.dtype))
     return stats

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from spyre_mlir.codegen import print_mixed
@@ -120,6 +122,80 @@ def test_compile_api(tmp_path):
     temp = spyre_mlir.compile(lambda x: x + x, (a,))
     assert (temp.directory / "bundle.mlir").exists()
     shutil.rmtree(temp.directory.parent)
+
+
+def test_compiled_program_run_stages_parameters_and_constants(tmp_path):
+    """``run`` takes the user inputs only; parameters (of a capitalised submodule) and
+    lifted constants come from the exported program."""
+    torch = pytest.importorskip("torch")
+    import spyre_mlir
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.LayerNorm = torch.nn.LayerNorm(128, dtype=torch.float16)
+            self.shift = torch.linspace(-1, 1, 128, dtype=torch.float16)
+
+        def forward(self, x):
+            return self.LayerNorm(x) * torch.tensor(3.0, dtype=torch.float16) + self.shift
+
+    torch.manual_seed(0)
+    model, x = Model(), torch.randn(64, 128, dtype=torch.float16)
+    with torch.no_grad():
+        model.LayerNorm.weight.uniform_(0.5, 1.5)
+    program = spyre_mlir.compile(model, (x,), cores=2, out_dir=tmp_path / "out")
+    (got,) = program.run(x).values()
+    with torch.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_allclose(got.astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+TEMPORARY_DIRECTORIES = """
+import gc, sys
+import torch
+import spyre_mlir
+
+a = torch.ones(64, 128, dtype=torch.float16)
+dropped = spyre_mlir.compile(lambda x: x + x, (a,))
+kept = spyre_mlir.compile(lambda x: x * x, (a,))
+given = spyre_mlir.compile(lambda x: x - x, (a,), out_dir=sys.argv[1])
+directory = dropped.directory
+assert (directory / "bundle.mlir").exists() and (kept.directory / "bundle.mlir").exists()
+del dropped
+gc.collect()
+print(directory.exists(), kept.directory)
+"""
+
+
+def test_temporary_output_directory_is_removed_with_the_program(tmp_path):
+    """Without ``out_dir``, the output lives in a temporary directory removed when the program
+    is garbage-collected or at exit; a given ``out_dir`` stays."""
+    pytest.importorskip("torch")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run([sys.executable, "-c", TEMPORARY_DIRECTORIES, str(tmp_path / "given")],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(temp)})
+    assert done.returncode == 0, done.stderr
+    exists_after_gc, kept = done.stdout.split()
+    assert exists_after_gc == "False"
+    assert Path(kept).is_relative_to(temp) and not Path(kept).exists()
+    assert not list(temp.iterdir())
+    assert (tmp_path / "given" / "bundle.mlir").exists()
+
+
+def test_restickify_warning_names_the_argument_at_its_model_line(tmp_path):
+    """A function argument copied by spyre.restickify is named by its input name, and the
+    warning is located at the model line that reads it, never at ``<unknown>``."""
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n\n\ndef build():\n"
+                     "    a, b = torch.ones(256, 64, dtype=torch.float16), torch.ones(256, 128, dtype=torch.float16)\n"
+                     "    return (lambda a, b: a.t() @ b), (a, b)\n")
+    done = subprocess.run([sys.executable, "-m", "spyre_mlir.tools.spyre_compile", f"{model}:build",
+                           "-o", str(tmp_path / "out"), "--cores", "4"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "model.py:6:5: warning: function argument 'a' (#0) is copied by spyre.restickify to dim_order [1, 0], "
+        "device_size [4, 64, 64]; stage it that way to avoid the copy"]
 
 
 @pytest.mark.parametrize("example", ["add_mul_nested", "transformer_block"])

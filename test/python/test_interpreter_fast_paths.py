@@ -17,7 +17,7 @@ from spyre_mlir.interpreter import run
 from spyre_mlir.interpreter.casts import store, to_float32
 from spyre_mlir.interpreter.loading import load_output_dir
 from spyre_mlir.interpreter.runner import execute, host_inputs
-from test_interpreter_support import SEED_SHAPE, edit_json, needs_reference, reference_bundle_dir
+from test_interpreter_support import SEED_SHAPE, edit_json, reference_bundle_dir
 
 EVERY_FLOAT16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
 
@@ -72,7 +72,6 @@ def _seed_inputs(seed: int) -> list[np.ndarray]:
     return [rng.standard_normal(SEED_SHAPE).astype(np.float16) for _ in range(3)]
 
 
-@needs_reference
 def test_cores_listed_in_reverse_give_the_same_bytes_and_stats(tmp_path):
     """Reversed ``coreIdsUsed_``: each core's start is below the previous core's, so every
     tensor is accessed one view per core instead of one lattice view."""
@@ -89,7 +88,6 @@ def test_cores_listed_in_reverse_give_the_same_bytes_and_stats(tmp_path):
     assert stats.as_dict() == expected_stats.as_dict()
 
 
-@needs_reference
 def test_a_reused_device_starts_as_a_new_one(tmp_path):
     directory = reference_bundle_dir(tmp_path)
     loaded = load_output_dir(directory)

@@ -14,9 +14,7 @@ import pytest
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.interpreter import compare, run, tolerance_for
-from test_interpreter_support import SEED_SHAPE, edit_json, needs_reference, reference_bundle_dir
-
-pytestmark = needs_reference
+from test_interpreter_support import SEED_SHAPE, edit_json, reference_bundle_dir
 
 WRONG_NUMBERS = "wrong numbers"
 

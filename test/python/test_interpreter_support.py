@@ -13,18 +13,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import Manifest, tensor_arg
 
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE = REPO.parent / "shared" / "reference"
-SCHEMA = REFERENCE / "sdscbundle-schema.json"
-BUNDLE_REF = REFERENCE / "bundle_add_mul_nested"
-
-needs_reference = pytest.mark.skipif(
-    not REFERENCE.is_dir(), reason=f"torch-spyre reference outputs not found at {REFERENCE}")
+from reference_files import BUNDLE_REF
 
 SEED_SHAPE = [1024, 4096]
 

@@ -1,10 +1,12 @@
-"""The README's generated parts match the tools: the pass list and the command-line reference."""
+"""The README matches the tools: the pass list, the command-line reference, and commands it shows."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 BIN = Path(sys.executable).parent
 PASS_LIST_MARKER = "<!-- spyre-opt --list-passes -->"
+UPSTREAM_MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
 
 
 def tool_output(*argv: str) -> str:
@@ -66,3 +69,27 @@ def test_cli_reference_of_spyre_opt_names_real_flags():
     documented = table_flags(readme_section("### `spyre-opt`"))
     assert "--list-passes" in documented
     assert documented <= long_options(tool_output("spyre-opt", "--help"))
+
+
+def test_first_command_installs_torch_for_what_it_runs():
+    after = README.split("\n## Two commands\n", 1)[1]
+    command = next(line for line in after.splitlines() if line.startswith("pip install"))
+    extras = re.match(r"pip install -e '\.\[([a-z,]+)\]' && ", command)
+    assert extras is not None, f"the first command must install the package with its extras: {command}"
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    installed = [req for extra in extras.group(1).split(",") for req in declared[extra]]
+    assert "torch==2.13.0" in installed  # spyre-compile model.py:factory and spyre-run --check import torch
+
+
+@pytest.mark.skipif(not UPSTREAM_MLIR_OPT.is_file(), reason=f"upstream MLIR is not installed ({UPSTREAM_MLIR_OPT})")
+def test_upstream_mlir_example_runs_as_written(tmp_path):
+    command = next(line for line in readme_section("### `spyre-opt`").splitlines()
+                   if line.startswith("spyre-opt x.mlir --print-op-generic | "))
+    (tmp_path / "x.mlir").write_text('func.func @f(%a: tensor<4x64xf16>) -> tensor<4x64xf16> {\n'
+                                     '  %y = spyre.pointwise "exp" (%a) : (tensor<4x64xf16>) -> tensor<4x64xf16>\n'
+                                     '  func.return %y : tensor<4x64xf16>\n}\n')
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '"spyre.pointwise"' in done.stdout

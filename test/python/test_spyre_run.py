@@ -11,9 +11,7 @@ import pytest
 
 from spyre_mlir.interpreter import run
 from spyre_mlir.tools.spyre_run import main
-from test_interpreter_support import SEED_SHAPE, needs_reference, reference_bundle_dir
-
-pytestmark = needs_reference
+from test_interpreter_support import SEED_SHAPE, reference_bundle_dir
 
 MODEL = """
 import torch
@@ -95,3 +93,95 @@ def test_errors_are_one_line_with_exit_1(out, corrupt, message):
 def test_help_states_the_tolerance():
     code, stdout, _ = _cli("--help")
     assert code == 0 and "atol + rtol * |eager|" in stdout and "1e-2" in stdout
+
+
+STATE_MODELS = """
+import torch
+
+
+class LiftedConstants(torch.nn.Module):
+    \"\"\"A tensor attribute that is neither parameter nor buffer, and a tensor made in forward:
+    torch.export lifts both as constants (c_scale, c_lifted_tensor_0).\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.linspace(-2, 2, 128, dtype=torch.float16)
+
+    def forward(self, x):
+        return x * self.scale + torch.tensor(2.0, dtype=torch.float16)
+
+
+class CapitalisedPath(torch.nn.Module):
+    \"\"\"BERT's spelling: the parameters LayerNorm.weight and LayerNorm.bias are exported as
+    p_layernorm_weight and p_layernorm_bias.\"\"\"
+
+    def __init__(self):
+        super().__init__()
+        self.Dense = torch.nn.Linear(128, 128, dtype=torch.float16)
+        self.LayerNorm = torch.nn.LayerNorm(128, dtype=torch.float16)
+        with torch.no_grad():
+            self.LayerNorm.weight.uniform_(0.5, 1.5)
+            self.LayerNorm.bias.uniform_(-1, 1)
+
+    def forward(self, x):
+        return self.LayerNorm(self.Dense(x))
+
+
+def lifted():
+    torch.manual_seed(0)
+    return LiftedConstants(), (torch.randn(64, 128, dtype=torch.float16),)
+
+
+def capitalised():
+    torch.manual_seed(0)
+    return CapitalisedPath(), (torch.randn(64, 128, dtype=torch.float16),)
+"""
+
+
+def _compile_and_check(tmp_path, factory, capsys):
+    """Compile ``factory`` of STATE_MODELS and check the directory with ``spyre-run --check``."""
+    from spyre_mlir.tools.spyre_compile import main as compile_main
+
+    model = tmp_path / "models.py"
+    model.write_text(STATE_MODELS)
+    out = tmp_path / factory
+    assert compile_main([f"{model}:{factory}", "-o", str(out), "--cores", "4"]) == 0
+    capsys.readouterr()
+    code = main([str(out), "--check", f"{model}:{factory}"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "1 output(s) match PyTorch eager" in captured.out
+    return json.loads((out / "manifest.json").read_text())
+
+
+def test_check_stages_lifted_constants(tmp_path, capsys):
+    manifest = _compile_and_check(tmp_path, "lifted", capsys)
+    assert {"c_scale", "c_lifted_tensor_0"} <= {a["name"] for a in manifest["args"]}
+
+
+def test_check_stages_parameters_of_a_capitalised_submodule(tmp_path, capsys):
+    manifest = _compile_and_check(tmp_path, "capitalised", capsys)
+    assert {"p_layernorm_weight", "p_layernorm_bias"} <= {a["name"] for a in manifest["args"]}
+
+
+def test_overflowing_output_is_one_warning_in_our_words(tmp_path):
+    """Random inputs overflow exp's float16 result: one warning naming the output and an
+    element, never numpy's RuntimeWarning (spyre-run without --check casts with numpy)."""
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n\ndef build():\n"
+                     "    x = torch.zeros(64, 128, dtype=torch.float16)\n"
+                     "    return (lambda x: torch.exp(x * 4.0) * 1000.0), (x,)\n")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "spyre_mlir.tools.spyre_compile", f"{model}:build", "-o", str(out),
+                           "--cores", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    code, _, err = _cli(out, "--seed", "0", "--outputs", tmp_path / "o.npz")
+    assert code == 0, err
+    with np.load(tmp_path / "o.npz") as saved:
+        result = saved["mul_1"]
+    first = np.unravel_index(int(np.argmax(np.isinf(result))), result.shape)
+    count = int(np.isinf(result).sum())
+    assert count > 1
+    assert err.splitlines() == [f"{out}: warning: output 'mul_1' holds inf at index {tuple(map(int, first))} "
+                                f"({count} of {result.size} elements are inf or nan): float16 overflows to inf "
+                                "beyond 65504 in magnitude"]

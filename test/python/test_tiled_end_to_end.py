@@ -1,7 +1,7 @@
 """Tiled programs end to end: spyre-coarse-tile loop nests -> bundle -> interpreter -> eager.
 
 The seed example (``examples/add_mul_nested.py``: A in 2 tiles around B in 4, 32
-cores) must lower to the reference bundle (``reference/bundle_add_mul_nested``):
+cores) must lower to the reference bundle (``test/data/reference/bundle_add_mul_nested``):
 the loops, the affine map, the SDSC JSON of both ops, y in LX; every example with
 its hints and a few tiled reductions must match eager on 1, 4 and 32 cores.
 """
@@ -25,9 +25,9 @@ from spyre_mlir.mlir_text import make_context
 from spyre_mlir.pipeline import SpyreCompilePass
 
 from e2e_support import EXAMPLES, ImportedPrograms, Program, compile_and_check
+from reference_files import BUNDLE_REF
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = ROOT / ".." / "shared" / "reference" / "bundle_add_mul_nested"
 MIB = 1 << 20
 MAP = "affine_map<(d0, d1)[s0] -> (s0 + 65536*d0 + 2097152*d1)>"
 
@@ -91,9 +91,8 @@ def test_seed_bundle_loops_and_affine_map(seed):
     assert "%addr_1 = affine.apply #map_0(%i_0, %i_1)[%arg_0_core_2048]" in text
 
 
-@pytest.mark.skipif(not (REFERENCE / "bundle.mlir").is_file(), reason="reference bundle not available")
 def test_seed_bundle_is_the_reference(seed):
-    assert (seed[0] / "bundle.mlir").read_text() == (REFERENCE / "bundle.mlir").read_text()
+    assert (seed[0] / "bundle.mlir").read_text() == (BUNDLE_REF / "bundle.mlir").read_text()
 
 
 def _without(obj: Any, key: str) -> Any:
@@ -112,11 +111,10 @@ def _find(obj: Any, key: str) -> list[Any]:
     return []
 
 
-@pytest.mark.skipif(not (REFERENCE / "sdsc_0.json").is_file(), reason="reference SDSC JSON not available")
 @pytest.mark.parametrize("n", [0, 1])
 def test_seed_sdsc_json_matches_the_reference(seed, n):
     got = json.loads((seed[0] / f"sdsc_{n}.json").read_text())
-    want = json.loads((REFERENCE / f"sdsc_{n}.json").read_text())
+    want = json.loads((BUNDLE_REF / f"sdsc_{n}.json").read_text())
     for key in ("N_", "ss_", "numWkSlicesPerDim_", "coreIdToWkSlice_", "backGapCore_", "layoutDimOrder_",
                 "component_", "startAddressCoreCorelet_", "dataStageParam_", "labeledDs_"):
         assert _find(got, key) == _find(want, key), key

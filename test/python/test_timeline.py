@@ -121,8 +121,8 @@ def test_events_are_recorded_only_when_asked(compiled):
 @pytest.mark.parametrize("name, message", [
     ("timeline.pdf", "timeline.pdf: error: the timeline is written as .svg or .png, not 'timeline.pdf'"),
     ("timeline", "error: the timeline is written as .svg or .png"),
-    *([] if HAS_MATPLOTLIB else [("timeline.png", "timeline.png: error: a .png timeline needs matplotlib, "
-                                                  "which is not installed; write an .svg timeline")]),
+    *([] if HAS_MATPLOTLIB else [("timeline.png", "spyre-run: error: a .png timeline needs matplotlib: "
+                                                  "pip install 'spyre-mlir[timeline]'")]),
 ])
 def test_bad_timeline_file_is_one_error_before_running(compiled, tmp_path, capsys, name, message):
     stats = tmp_path / "stats.json"

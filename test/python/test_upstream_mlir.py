@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from reference_files import BUNDLE_REF
+
 MLIR_OPT = Path("/usr/lib/llvm-22/bin/mlir-opt")
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE = REPO / ".." / "shared" / "reference"
-REFERENCE_BUNDLE = REFERENCE / "bundle_add_mul_nested" / "bundle.mlir"
 
 requires_mlir_opt = pytest.mark.skipif(
     not MLIR_OPT.is_file(),
@@ -48,10 +47,8 @@ def normalize_ssa_names(text: str) -> str:
 
 
 @requires_mlir_opt
-@pytest.mark.skipif(not REFERENCE_BUNDLE.is_file(),
-                    reason=f"reference bundle not found at {REFERENCE_BUNDLE} (../shared/reference is absent)")
 def test_reference_bundle_verifies_and_lowers_upstream():
-    generic = spyre_opt(str(REFERENCE_BUNDLE), "--print-op-generic")
+    generic = spyre_opt(str(BUNDLE_REF / "bundle.mlir"), "--print-op-generic")
     assert generic.count('"sdscbundle.sdsc_execute"') == 2
     mlir_opt("--verify-each", stdin=generic)
     lowered = mlir_opt("--verify-each", "-lower-affine", "-convert-scf-to-cf", stdin=generic)

@@ -1,7 +1,6 @@
 // The reference bundle written by the back end's emitter (tab-indented,
 // `sdsc_filename="..."`, `"symbol_ids"=[...]`, a `#map_0` alias) parses,
 // verifies, and prints back in our spelling; the reprint reads again.
-// REQUIRES: shared-reference
 // RUN: %spyre-opt %reference/bundle_add_mul_nested/bundle.mlir | %filecheck %s
 // RUN: %spyre-opt %reference/bundle_add_mul_nested/bundle.mlir | %spyre-opt | %filecheck %s
 // RUN: %spyre-opt %reference/bundle_add_mul_nested/bundle.mlir --print-op-generic | %spyre-opt | %filecheck %s

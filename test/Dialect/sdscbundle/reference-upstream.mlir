@@ -3,7 +3,7 @@
 // --allow-unregistered-dialect; it reads, verifies and lowers the same module
 // once spyre-opt has printed our ops in generic form, and spyre-opt reads the
 // lowered module back.
-// REQUIRES: mlir-opt, shared-reference
+// REQUIRES: mlir-opt
 // RUN: not %mlir-opt --allow-unregistered-dialect %reference/bundle_add_mul_nested/bundle.mlir 2>&1 | %filecheck %s --check-prefix=CUSTOM
 // RUN: %spyre-opt %reference/bundle_add_mul_nested/bundle.mlir --print-op-generic | %mlir-opt --allow-unregistered-dialect --verify-each | %filecheck %s
 // RUN: %spyre-opt %reference/bundle_add_mul_nested/bundle.mlir --print-op-generic | %mlir-opt --allow-unregistered-dialect --verify-each -lower-affine -convert-scf-to-cf | %filecheck %s --check-prefix=LOWER

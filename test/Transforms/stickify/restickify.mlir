@@ -16,7 +16,7 @@
 // CHECK-NEXT:    %[[AT:.*]] = spyre.view %[[AK]] affine_map<(d0, d1) -> (d1, d0)> {{.*}} -> tensor<64x256xf16, #spyre.layout<device_size = [4, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
 // CHECK-NEXT:    spyre.matmul (%[[AT]], %[[B]]) {{.*}} -> tensor<64x128xf16, #spyre.layout<device_size = [2, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
 // CHECK-NOT:     spyre.view
-// WARN: restickify.mlir:[[# @LINE + 1]]:1: warning: function argument #0 is copied by spyre.restickify to dim_order [1, 0], device_size [4, 64, 64]; stage it that way to avoid the copy
+// WARN: restickify.mlir:[[# @LINE + 3]]:3: warning: function argument #0 is copied by spyre.restickify to dim_order [1, 0], device_size [4, 64, 64]; stage it that way to avoid the copy
 func.func @transposed_matmul_operand(%a: tensor<256x64xf16>, %b: tensor<256x128xf16>) -> tensor<64x128xf16> {
   %at = spyre.view %a affine_map<(d0, d1) -> (d1, d0)> : tensor<256x64xf16> -> tensor<64x256xf16>
   %c = spyre.matmul (%at, %b) : (tensor<64x256xf16>, tensor<256x128xf16>) -> tensor<64x128xf16>
@@ -25,7 +25,8 @@ func.func @transposed_matmul_operand(%a: tensor<256x64xf16>, %b: tensor<256x128x
 
 // -----
 
-// Two readers that need the same restickified value share one restickify.
+// Two readers that need the same restickified value share one restickify;
+// the warning names the argument by its spyre.name, at the first reader.
 // CHECK-LABEL: func.func @shared_restickify
 // CHECK-NEXT:    %[[W:.*]] = spyre.restickify (%{{.*}}) {{.*}} dim_order = [1, 0]
 // CHECK-NOT:     spyre.restickify
@@ -33,7 +34,8 @@ func.func @transposed_matmul_operand(%a: tensor<256x64xf16>, %b: tensor<256x128x
 // CHECK-NEXT:    spyre.matmul (%{{.*}}, %[[WT0]])
 // CHECK-NEXT:    %[[WT1:.*]] = spyre.view %[[W]]
 // CHECK-NEXT:    spyre.matmul (%{{.*}}, %[[WT1]])
-func.func @shared_restickify(%x: tensor<32x256xf16>, %y: tensor<32x256xf16>, %w: tensor<128x256xf16>) -> (tensor<32x128xf16>, tensor<32x128xf16>) {
+// WARN: restickify.mlir:[[# @LINE + 3]]:3: warning: function argument 'w' (#2) is copied by spyre.restickify to dim_order [1, 0], device_size [2, 256, 64]; stage it that way to avoid the copy
+func.func @shared_restickify(%x: tensor<32x256xf16>, %y: tensor<32x256xf16>, %w: tensor<128x256xf16> {spyre.name = "w"}) -> (tensor<32x128xf16>, tensor<32x128xf16>) {
   %wt = spyre.view %w affine_map<(d0, d1) -> (d1, d0)> : tensor<128x256xf16> -> tensor<256x128xf16>
   %c = spyre.matmul (%x, %wt) : (tensor<32x256xf16>, tensor<256x128xf16>) -> tensor<32x128xf16>
   %d = spyre.matmul (%y, %wt) : (tensor<32x256xf16>, tensor<256x128xf16>) -> tensor<32x128xf16>
@@ -66,7 +68,7 @@ func.func @fewest_restickifies(%a: tensor<64x128xf16>, %b: tensor<128x64xf16>) -
 // CHECK-NEXT:    %[[E:.*]] = spyre.pointwise "exp" (%[[B]]) {{.*}} -> tensor<100x150xf16, #spyre.layout<device_size = [3, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
 // CHECK-NEXT:    spyre.matmul (%[[A]], %[[E]])
 // CHECK-NEXT:    spyre.matmul (%[[A]], %[[BP]])
-// WARN: restickify.mlir:[[# @LINE + 1]]:1: warning: function argument #1 is copied by spyre.restickify to dim_order [0, 1], device_size [3, 128, 64]
+// WARN: restickify.mlir:[[# @LINE + 4]]:3: warning: function argument #1 is copied by spyre.restickify to dim_order [0, 1], device_size [3, 128, 64]
 func.func @matmul_k_padding(%a: tensor<32x100xf16>, %b: tensor<100x150xf16>) -> (tensor<32x150xf16>, tensor<32x150xf16>) {
   %e = spyre.pointwise "exp" (%b) : (tensor<100x150xf16>) -> tensor<100x150xf16>
   %c = spyre.matmul (%a, %e) : (tensor<32x100xf16>, tensor<100x150xf16>) -> tensor<32x150xf16>
