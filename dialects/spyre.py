@@ -1,7 +1,8 @@
 # The `spyre` dialect: tensor-level ops and attributes of the Spyre front end.
 # Reads the op-func table (spyre_mlir.opfuncs) and the stick-layout model
 # (spyre_mlir.layout); writes nothing.  Every pass talks to compute ops through
-# ComputeOp (iteration space, indexing maps, reduction dims, op func).
+# ComputeOp (iteration space, indexing maps, reduction dims, op func), and reads
+# the target facts (cores, LX fraction) through target_config (`spyre.target`).
 """The ``spyre`` dialect.
 
 Ops::
@@ -15,7 +16,9 @@ Ops::
     %z = spyre.fill 0.0 : tensor<4x64xf16>
 
 Attributes: ``#spyre.layout`` (tensor encoding), ``#spyre.hint`` (a ``spyre_hint``
-scope), ``#spyre.placement`` (where a value lives).  Compute ops optionally carry
+scope), ``#spyre.placement`` (where a value lives), ``#spyre.target`` (the machine
+a module is compiled for, the module attribute ``spyre.target``: read it with
+:func:`target_config`, write it with :func:`attach_target`).  Compute ops optionally carry
 ``dims`` (names per iteration dim), ``core_splits`` (cores per iteration dim),
 ``placement`` (of the result), ``hints``, and explicit ``indexing_maps`` /
 ``iteration_space`` written by view folding.
@@ -37,9 +40,11 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     FloatAttr,
+    FloatData,
     IntAttr,
     IntegerAttr,
     IntegerType,
+    ModuleOp,
     NoneAttr,
     StringAttr,
     TensorType,
@@ -73,7 +78,8 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir import opfuncs
-from spyre_mlir.hardware import data_format
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import SpyreConfig, data_format
 from spyre_mlir.layout import ABSENT, StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
@@ -361,6 +367,75 @@ class PlacementAttr(ParametrizedAttribute):
         if self.kind.data in ("lx", "pool") and self.value.data % 128:
             raise VerifyException(
                 f"#spyre.placement: {self.kind.data} offset {self.value.data} is not 128-byte aligned")
+
+
+def _float_text(value: float) -> str:
+    """``value`` as the shortest MLIR float literal that reads back as it (``0.2``, ``1.0e-05``)."""
+    mantissa, e, exponent = repr(value).partition("e")
+    return (mantissa if "." in mantissa else f"{mantissa}.0") + e + exponent
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """The machine a module is compiled for (DESIGN §14): every target fact a pass reads.
+
+    ``#spyre.target<cores = 4, lx_fraction = 0.2>``: the cores work is divided
+    over (1..32) and the share of LX kept by the back end (``0 <= f < 1``).  It
+    is the module attribute ``spyre.target`` (:data:`TARGET_ATTR`), set by
+    ``spyre-attach-target`` or the compile driver.
+    """
+
+    name = "spyre.target"
+    cores: IntAttr
+    lx_fraction: FloatData
+
+    def __init__(self, cores: int, lx_fraction: float):
+        super().__init__(IntAttr(cores), FloatData(float(lx_fraction)))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        with parser.in_angle_brackets():
+            parser.parse_keyword("cores")
+            parser.parse_punctuation("=")
+            cores = parser.parse_integer(allow_boolean=False)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("lx_fraction")
+            parser.parse_punctuation("=")
+            fraction = parser.parse_number()
+        return _verified_parameters(parser, cls, start, (IntAttr(cores), FloatData(float(fraction))))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<cores = {self.cores.data}, lx_fraction = {_float_text(self.lx_fraction.data)}>")
+
+    def config(self) -> SpyreConfig:
+        """The machine config of this target (the other quantities at their hardware values)."""
+        return SpyreConfig(cores=self.cores.data, backend_lx_fraction=self.lx_fraction.data)
+
+    def verify(self) -> None:
+        try:
+            self.config()
+        except SpyreError as e:
+            raise VerifyException(f"#spyre.target: {e.msg}") from None
+
+
+TARGET_ATTR = "spyre.target"
+"""The module attribute that holds the module's :class:`TargetAttr`."""
+
+
+def target_config(module: ModuleOp) -> SpyreConfig:
+    """The machine config of ``module``'s ``#spyre.target``; without one, the default (32 cores, LX fraction 0.2)."""
+    target = module.attributes.get(TARGET_ATTR)
+    if target is None:
+        return SpyreConfig()
+    if not isinstance(target, TargetAttr):
+        raise SpyreError(f"module attribute '{TARGET_ATTR}' must be a #spyre.target<...>, got {target}", op=module)
+    return target.config()
+
+
+def attach_target(module: ModuleOp, config: SpyreConfig) -> None:
+    """Record ``config``'s target facts (cores, LX fraction) as ``module``'s ``#spyre.target``."""
+    module.attributes[TARGET_ATTR] = TargetAttr(config.cores, config.backend_lx_fraction)
 
 
 # --------------------------------------------------------------------------
@@ -1014,5 +1089,5 @@ class FillOp(IRDLOperation):
 Spyre = Dialect(
     "spyre",
     [PointwiseOp, ReduceOp, MatmulOp, RestickifyOp, ViewOp, FillOp],
-    [LayoutAttr, HintAttr, PlacementAttr],
+    [LayoutAttr, HintAttr, PlacementAttr, TargetAttr],
 )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
+    ("spyre-attach-target", "spyre_mlir.passes.attach_target", "AttachTargetPass"),
     ("spyre-propagate-named-dims", "spyre_mlir.passes.propagate_named_dims", "PropagateNamedDimsPass"),
     ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
     ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),

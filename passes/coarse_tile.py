@@ -3,7 +3,8 @@
 # Reads: the `tiles` of every compute op's `hints`, the `dims` names per
 #   iteration dim (spyre-propagate-named-dims), iteration spaces and indexing
 #   maps (explicit after spyre-fold-views), `#spyre.layout` encodings
-#   (spyre-stickify), the op-func table (`identity`, `combine`, `averages`).
+#   (spyre-stickify), the op-func table (`identity`, `combine`, `averages`),
+#   the module's `#spyre.target` (cores, for span overflows).
 # Writes: `scf.for` nests with `affine.apply` tile offsets,
 #   `tensor.extract_slice` / `tensor.insert_slice`, `tensor.empty` and
 #   `spyre.fill` accumulators and combine ops; per-tile compute ops whose
@@ -72,9 +73,10 @@ Rules (DESIGN §7):
   ``tiles`` of their hints (a hint with ``work_div`` keeps it), so re-running
   the pass changes nothing.
 * **Span overflow.**  With ``span-tiling`` (default), a compute op that work
-  division could not keep within the per-core span limit gets a loop over the
-  driver of its outermost spanning device dim, with the smallest count that
-  makes it fit and keeps whole sticks.
+  division could not keep within the per-core span limit on the cores of the
+  module's ``#spyre.target`` gets a loop over the driver of its outermost
+  spanning device dim, with the smallest count that makes it fit and keeps
+  whole sticks.
 """
 
 from __future__ import annotations
@@ -107,9 +109,10 @@ from spyre_mlir.dialects.spyre import (
     LayoutAttr,
     PointwiseOp,
     layout_attr,
+    target_config,
     tensor_layout,
 )
-from spyre_mlir.hardware import SpyreConfig, config_for_cores
+from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.passes.work_division import PieceSpace, reduce_spans, stick_pieces, work_problem
 
@@ -885,10 +888,11 @@ class CoarseTilePass(ModulePass):
     name = "spyre-coarse-tile"
 
     span_tiling: bool = True
-    """Also tile ops whose tensors cannot be divided across the cores within the per-core span limit."""
+    """Also tile ops whose tensors cannot be divided across the cores of the module's
+    ``#spyre.target`` within the per-core span limit."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = config_for_cores(None, "spyre-coarse-tile")
+        config = target_config(op)
         for func in [f for f in op.walk() if isinstance(f, FuncOp)]:
             if not func.body.blocks:
                 continue

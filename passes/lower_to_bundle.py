@@ -2,7 +2,8 @@
 # Reads the one func.func of compute ops: each op's ComputeOp interface
 # (iteration space, indexing maps, reduction dims, op func, core_splits), the
 # layouts of its tensor types (tensor_layout) and `placement`; the `spyre.role` /
-# `spyre.name` argument and result attributes.  Writes `func.func @sdsc_bundle`
+# `spyre.name` argument and result attributes; the module's `#spyre.target`
+# (cores).  Writes `func.func @sdsc_bundle`
 # of sdscbundle/arith ops, one `sdscbundle.sdsc_execute` per compute op carrying
 # its OpSpec (`op_spec`), and the manifest facts as `spyre.kernel_args` /
 # `spyre.cores` attributes of the bundle function.
@@ -111,8 +112,8 @@ from spyre_mlir.codegen.build_spec import TensorAccess, _linear_terms, build_op_
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
-from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, tensor_layout
-from spyre_mlir.hardware import SpyreConfig, config_for_cores, element_bytes, round_up
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, target_config, tensor_layout
+from spyre_mlir.hardware import SpyreConfig, element_bytes, round_up
 from spyre_mlir.layout import StickLayout
 
 BUNDLE_FUNC = "sdsc_bundle"
@@ -622,13 +623,12 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
 
 @dataclass(frozen=True)
 class LowerToBundlePass(ModulePass):
-    """Lower the compute ops to func.func @sdsc_bundle (sdsc_execute + OpSpec per op)."""
+    """Lower the compute ops to func.func @sdsc_bundle (sdsc_execute + OpSpec per op).
+
+    The core count (``spyre.cores``; core_splits must fit) is the module's ``#spyre.target``.
+    """
 
     name = "spyre-lower-to-bundle"
 
-    cores: int | None = None
-    """Cores of the target (recorded in the manifest; core_splits must fit); None takes
-    ``SENCORES`` from the environment, else 32."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_to_bundle(op, config_for_cores(self.cores, "spyre-lower-to-bundle"))
+        lower_to_bundle(op, target_config(op))

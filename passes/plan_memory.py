@@ -70,8 +70,9 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, PointwiseOp, ViewOp, expr_range, tensor_layout
-from spyre_mlir.hardware import SpyreConfig, round_up
+from spyre_mlir.dialects.spyre import (ComputeOp, FillOp, PlacementAttr, PointwiseOp, ViewOp, expr_range, target_config,
+                                       tensor_layout)
+from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import ABSENT
 from spyre_mlir.opfuncs import OpKind
 from spyre_mlir.passes.work_division import core_to_slice, stick_pieces, work_problem
@@ -625,35 +626,27 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     return planned
 
 
-def plan_memory_config(lx_solver: str, lx_fraction: float | None, who: str) -> SpyreConfig:
-    """The machine config memory planning plans against, after checking the options.
-
-    ``lx_solver`` must be one of :data:`SOLVERS`; ``lx_fraction`` (None: the
-    hardware default, 0.2) is the back end's share of LX, ``0 <= f < 1``.  A bad
-    value is one :class:`SpyreError` naming ``who`` (the pass or tool).
-    """
+def check_lx_solver(lx_solver: str, who: str) -> None:
+    """One :class:`SpyreError` naming ``who`` (the pass or tool) unless ``lx_solver`` is one of :data:`SOLVERS`."""
     if lx_solver not in SOLVERS:
         raise SpyreError(f"{who}: unknown lx-solver '{lx_solver}'; expected one of {', '.join(SOLVERS)}")
-    try:
-        return SpyreConfig() if lx_fraction is None else SpyreConfig(backend_lx_fraction=lx_fraction)
-    except SpyreError as e:
-        raise SpyreError(f"{who}: lx-fraction: {e.msg}") from None
 
 
 @dataclass(frozen=True)
 class PlanMemoryPass(ModulePass):
-    """Place every value in LX or HBM (writes ``placement`` on compute and fill ops)."""
+    """Place every value in LX or HBM (writes ``placement`` on compute and fill ops).
+
+    The usable LX per core comes from the module's ``#spyre.target`` (its LX fraction).
+    """
 
     name = "spyre-plan-memory"
 
     lx_solver: str = "greedy"
     """LX solver: greedy, firstfit or bestfit (DESIGN §9)."""
 
-    lx_fraction: float | None = None
-    """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = plan_memory_config(self.lx_solver, self.lx_fraction, self.name)
+        check_lx_solver(self.lx_solver, self.name)
+        config = target_config(op)
         for body in op.ops:
             if isinstance(body, func.FuncOp) and not body.is_declaration:
                 plan_memory(body, config.usable_lx_bytes, self.lx_solver, config.alignment)

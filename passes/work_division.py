@@ -1,14 +1,15 @@
 # spyre-work-division: core work division (DESIGN §8, seed 003).
 # Reads every compute op's (per-tile) iteration space, indexing maps, operand
 # layouts (#spyre.layout or the shape's default), `dims` names and `work_div`
-# hints; writes `core_splits` (cores per iteration dim) on every compute op.
+# hints, and the module's `#spyre.target` (cores); writes `core_splits` (cores
+# per iteration dim) on every compute op.
 """Core work division: split each compute op's iteration space across cores.
 
 Before::
 
     %y = spyre.pointwise "add" (%a, %b) : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
 
-After ``spyre-work-division{cores=32}``::
+After ``spyre-work-division`` (on a module whose ``#spyre.target`` has 32 cores)::
 
     %y = spyre.pointwise "add" (%a, %b) {core_splits = array<i64: 32, 1>} : ...
 
@@ -58,8 +59,8 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, A
 from xdsl.passes import ModulePass
 
 from spyre_mlir.diagnostics import SpyreError, emit_warning
-from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr, expr_range, tensor_layout
-from spyre_mlir.hardware import SpyreConfig, config_for_cores, element_bytes
+from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr, expr_range, target_config, tensor_layout
+from spyre_mlir.hardware import SpyreConfig, element_bytes
 from spyre_mlir.layout import ABSENT
 from spyre_mlir.opfuncs import OpKind
 
@@ -498,22 +499,17 @@ def divide_work(op: ComputeOp, config: SpyreConfig) -> WorkDivision:
     return division
 
 
-def work_division_config(cores: int | None) -> SpyreConfig:
-    """The machine config for ``cores`` (None: ``SENCORES``, else 32); a clear error outside 1..32."""
-    return config_for_cores(cores, "spyre-work-division")
-
-
 @dataclass(frozen=True)
 class WorkDivisionPass(ModulePass):
-    """Split every compute op's iteration space across cores (writes ``core_splits``)."""
+    """Split every compute op's iteration space across cores (writes ``core_splits``).
+
+    The cores divided over are the module's ``#spyre.target`` (``spyre-attach-target``).
+    """
 
     name = "spyre-work-division"
 
-    cores: int | None = None
-    """Cores to divide over, 1..32; None takes ``SENCORES`` from the environment, else 32."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = work_division_config(self.cores)
+        config = target_config(op)
         for compute in op.walk():
             if isinstance(compute, ComputeOp):
                 divide_work(compute, config)

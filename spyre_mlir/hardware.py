@@ -1,12 +1,15 @@
 # Hardware model of the IBM Spyre accelerator: data formats, element sizes and
 # the per-compile SpyreConfig (cores, stick size, LX scratchpad, span limit).
-# Reads the environment variable SENCORES (SpyreConfig.from_env); writes nothing.
+# Reads the environment variable SENCORES, once per compile, for the drivers'
+# default core count (driver_cores); writes nothing.
 """The Spyre hardware model (DESIGN §6).
 
 Dtypes are named canonically as ``'float16'``, ``'bfloat16'``, ``'float32'`` or
 ``'int8'``; :func:`canonical_dtype` maps the spellings users, numpy and torch
 use onto these names.  :class:`SpyreConfig` holds every machine quantity the
-compiler plans against and can be overridden per compile.
+compiler plans against; a compile's target facts (cores, LX fraction) come from
+the module's ``#spyre.target`` (DESIGN §14), which the drivers set from their
+options (:func:`target_overrides`, :func:`driver_cores`).
 """
 
 from __future__ import annotations
@@ -145,32 +148,52 @@ class SpyreConfig:
         """Elements of ``dtype`` in one stick (64 fp16/bf16, 32 fp32, 128 int8)."""
         return self.stick_bytes // element_bytes(dtype)
 
-    @classmethod
-    def from_env(cls, **overrides: Any) -> SpyreConfig:
-        """A config whose core count comes from ``SENCORES`` unless ``cores=`` is given.
 
-        ``overrides`` are passed to the constructor and win over the environment.
-        """
-        env_cores = os.environ.get(CORES_ENV_VAR)
-        if env_cores is not None and "cores" not in overrides:
-            try:
-                overrides["cores"] = int(env_cores)
-            except ValueError:
-                raise SpyreError(
-                    f"{CORES_ENV_VAR} must be an integer between 1 and {MAX_CORES}, "
-                    f"got '{env_cores}'"
-                ) from None
-        return cls(**overrides)
-
-
-def config_for_cores(cores: int | None, who: str) -> SpyreConfig:
-    """The config for ``cores``; None takes ``SENCORES`` from the environment, else 32.
-
-    A bad value is one :class:`SpyreError` naming ``who`` (the pass or tool) and
-    where the value came from.
-    """
+def _checked_option(label: str, field: str, value: Any, who: str) -> None:
+    """One :class:`SpyreError` ``who: label: reason`` unless ``value`` is a valid ``field`` of SpyreConfig."""
     try:
-        return SpyreConfig.from_env() if cores is None else SpyreConfig(cores=cores)
+        SpyreConfig(**{field: value})
     except SpyreError as e:
-        source = f"{CORES_ENV_VAR}={os.environ.get(CORES_ENV_VAR)}" if cores is None else f"cores={cores}"
-        raise SpyreError(f"{who}: {source}: {e.msg}") from None
+        raise SpyreError(f"{who}: {label}: {e.msg}") from None
+
+
+def target_overrides(cores: int | None, lx_fraction: float | None, who: str) -> dict[str, Any]:
+    """The :class:`SpyreConfig` fields the target options ``cores`` and ``lx_fraction`` set.
+
+    None means the option was not given (it sets nothing).  A bad value is one
+    :class:`SpyreError` naming ``who`` (the pass or tool) and the option:
+    ``spyre-compile: cores=33: cores must be an integer between 1 and 32, got 33``.
+    """
+    overrides: dict[str, Any] = {}
+    if cores is not None:
+        _checked_option(f"cores={cores}", "cores", cores, who)
+        overrides["cores"] = cores
+    if lx_fraction is not None:
+        _checked_option("lx-fraction", "backend_lx_fraction", lx_fraction, who)
+        overrides["backend_lx_fraction"] = float(lx_fraction)
+    return overrides
+
+
+def driver_cores(cores: int | None, who: str) -> int | None:
+    """The core count a driver compiles for: ``cores``, else ``$SENCORES``, else None.
+
+    None leaves the module's ``#spyre.target`` (else the default, 32 cores) as it
+    is.  This is the one read of the environment, shared by the ``spyre-compile``
+    command line and the Python API; no pass reads it.  A bad value is one
+    :class:`SpyreError` naming ``who`` and where the value came from
+    (``spyre-compile: SENCORES=64: cores must be ...``).
+    """
+    if cores is not None:
+        target_overrides(cores, None, who)
+        return cores
+    env_cores = os.environ.get(CORES_ENV_VAR)
+    if env_cores is None:
+        return None
+    source = f"{CORES_ENV_VAR}={env_cores}"
+    try:
+        value = int(env_cores)
+    except ValueError:
+        raise SpyreError(f"{who}: {source}: cores must be an integer between 1 and {MAX_CORES}, "
+                         f"got '{env_cores}'") from None
+    _checked_option(source, "cores", value, who)
+    return value

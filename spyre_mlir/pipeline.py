@@ -11,6 +11,13 @@ of ``spyre-compile`` (DESIGN §4).  Every listed stage must be registered in
 * :class:`SpyreCompilePass` (``spyre-opt -p 'spyre-compile{cores=4}'``) runs the stages;
 * :func:`compile_module` runs them on a module and writes the output directory;
 * :func:`compile` (``spyre_mlir.compile``) exports a torch program and compiles it.
+
+The first stage, ``spyre-attach-target``, writes the target options (cores, LX
+fraction) as the module's ``#spyre.target`` (DESIGN §14), keeping the module's
+value of an option not given; every later stage reads the target from there.
+The drivers (``spyre-compile``, :func:`compile`, :class:`CompileOptions`) take
+the default core count from ``$SENCORES`` (:func:`spyre_mlir.hardware.driver_cores`);
+the passes never read the environment.
 """
 
 from __future__ import annotations
@@ -35,10 +42,11 @@ from xdsl.printer import Printer
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.gc_tuning import fewer_collections
-from spyre_mlir.hardware import config_for_cores
+from spyre_mlir.hardware import driver_cores, target_overrides
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 
 COMPILE_STAGES: tuple[str, ...] = (
+    "spyre-attach-target",
     "spyre-propagate-named-dims",
     "spyre-stickify",
     "spyre-fold-views",
@@ -50,14 +58,14 @@ COMPILE_STAGES: tuple[str, ...] = (
 """The passes of ``spyre-compile``, in order."""
 
 
-def compile_stages(cores: int, span_tiling: bool = True, lx_solver: str = "greedy",
+def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver: str = "greedy",
                    lx_fraction: float | None = None) -> list[ModulePass]:
     """The stage passes, each given the options it takes of ``cores``, ``span_tiling``,
-    ``lx_solver`` and ``lx_fraction``; bad LX options are one :class:`SpyreError`
-    before any stage runs."""
+    ``lx_solver`` and ``lx_fraction`` (None: the module's target keeps its value); bad
+    options are one :class:`SpyreError` before any stage runs."""
     from spyre_mlir.passes import SPYRE_PASSES
 
-    check_lx_options(lx_solver, lx_fraction)
+    check_options(cores, lx_solver, lx_fraction)
     given = {"cores": cores, "span_tiling": span_tiling, "lx_solver": lx_solver, "lx_fraction": lx_fraction}
     passes = []
     for name in COMPILE_STAGES:
@@ -69,16 +77,13 @@ def compile_stages(cores: int, span_tiling: bool = True, lx_solver: str = "greed
     return passes
 
 
-def check_lx_options(lx_solver: str, lx_fraction: float | None) -> None:
-    """One :class:`SpyreError` for an unknown LX solver or an LX fraction outside ``0 <= f < 1``."""
-    from spyre_mlir.passes.plan_memory import plan_memory_config
+def check_options(cores: int | None, lx_solver: str, lx_fraction: float | None) -> None:
+    """One :class:`SpyreError` for cores outside 1..32, an unknown LX solver or an LX
+    fraction outside ``0 <= f < 1``."""
+    from spyre_mlir.passes.plan_memory import check_lx_solver
 
-    plan_memory_config(lx_solver, lx_fraction, "spyre-compile")
-
-
-def target_cores(cores: int | None) -> int:
-    """``cores``, or ``SENCORES`` from the environment (else 32) when None; checked to be 1..32."""
-    return config_for_cores(cores, "spyre-compile").cores
+    target_overrides(cores, lx_fraction, "spyre-compile")
+    check_lx_solver(lx_solver, "spyre-compile")
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ class SpyreCompilePass(ModulePass):
     name = "spyre-compile"
 
     cores: int | None = None
-    """Cores of the target, 1..32; None takes ``SENCORES`` from the environment, else 32."""
+    """Cores of the target, 1..32; None keeps the module's ``#spyre.target`` (else 32)."""
 
     span_tiling: bool = True
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
@@ -97,11 +102,13 @@ class SpyreCompilePass(ModulePass):
     """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
 
     lx_fraction: float | None = None
-    """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
+    """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
+
+    def __post_init__(self) -> None:
+        check_options(self.cores, self.lx_solver, self.lx_fraction)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in compile_stages(target_cores(self.cores), self.span_tiling, self.lx_solver,
-                                    self.lx_fraction):
+        for stage in compile_stages(self.cores, self.span_tiling, self.lx_solver, self.lx_fraction):
             stage.apply(ctx, op)
 
 
@@ -110,7 +117,8 @@ class CompileOptions:
     """Options of one compile."""
 
     cores: int | None = None
-    """Cores of the target, 1..32; None takes ``SENCORES`` from the environment, else 32."""
+    """Cores of the target, 1..32; None takes ``$SENCORES``, else keeps the module's
+    ``#spyre.target`` (else 32).  After construction: the resolved count, or None."""
     force: bool = False
     """Replace a non-empty output directory."""
     print_ir_after_all: bool = False
@@ -124,10 +132,12 @@ class CompileOptions:
     lx_solver: str = "greedy"
     """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
     lx_fraction: float | None = None
-    """Share of LX kept by the back end (0 <= f < 1); None: the hardware default, 0.2."""
+    """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
 
     def __post_init__(self) -> None:
-        check_lx_options(self.lx_solver, self.lx_fraction)
+        # The one place a compile reads $SENCORES: the options are resolved once, here.
+        object.__setattr__(self, "cores", driver_cores(self.cores, "spyre-compile"))
+        check_options(self.cores, self.lx_solver, self.lx_fraction)
 
 
 @fewer_collections()
@@ -138,8 +148,7 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
     """
     ctx = make_context()
     timings = []
-    for stage in compile_stages(target_cores(options.cores), options.span_tiling, options.lx_solver,
-                                options.lx_fraction):
+    for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction):
         start = time.perf_counter()
         stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
@@ -183,11 +192,11 @@ def load_source(source: str) -> ModuleOp:
 
 def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: CompileOptions,
                    log: TextIO = sys.stderr) -> Path:
-    """Run the pipeline on ``module`` and write ``out_dir``."""
+    """Run the pipeline on ``module`` and write ``out_dir`` (its manifest records the module's target)."""
     from spyre_mlir.codegen.writer import write_output
 
     run_stages(module, options, log)
-    return write_output(module, out_dir, force=options.force, backend_lx_fraction=options.lx_fraction)
+    return write_output(module, out_dir, force=options.force)
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="model.py:factory, program.pt2 or in.mlir")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
     p.add_argument("--cores", type=int, default=None,
-                   help="cores of the target, 1..32 (default: $SENCORES, else 32)")
+                   help="cores of the target, 1..32 (default: $SENCORES, else the input's #spyre.target, "
+                        "else 32)")
     p.add_argument("--lx-solver", default="greedy", metavar="{greedy,firstfit,bestfit}",
                    help="LX solver of memory planning (default: greedy)")
     p.add_argument("--lx-fraction", type=float, default=None, metavar="F",
-                   help="share of LX kept by the back end, 0 <= F < 1 (default: 0.2)")
+                   help="share of LX kept by the back end, 0 <= F < 1 (default: the input's #spyre.target, "
+                        "else 0.2)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every stage (stderr)")
     p.add_argument("--time-passes", action="store_true", help="report the time of every stage (stderr)")

@@ -2,7 +2,8 @@
 # directory of DIR/bundle.mlir, DIR/sdsc_<n>.json and DIR/manifest.json, written
 # atomically (a temporary directory beside DIR, then a rename).  Reads the
 # @sdsc_bundle function (its sdsc_execute OpSpecs and kernel-argument
-# attributes); writes files.  The only stage that touches the file system.
+# attributes) and the module's `#spyre.target` (cores, LX fraction); writes
+# files.  The only stage that touches the file system.
 """Writing a compiled output directory.
 
 :func:`bundle_files` renders every file in memory (deterministic bytes);
@@ -24,8 +25,8 @@ from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.codegen.sdsc import dumps, sdsc_json
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
+from spyre_mlir.dialects.spyre import target_config
 from spyre_mlir.gc_tuning import fewer_collections
-from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.manifest import KernelArg, Manifest, tensor_arg
 
 
@@ -50,11 +51,11 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
                       value("fill") if "fill" in d else None)
 
 
-def bundle_files(module: ModuleOp, backend_lx_fraction: float | None = None) -> dict[str, str]:
+def bundle_files(module: ModuleOp) -> dict[str, str]:
     """File name -> text of every file of the output directory.
 
-    ``backend_lx_fraction`` (None: the hardware default) is recorded in the
-    manifest: the LX share memory planning left to the back end.
+    The manifest records the module's ``#spyre.target``: its cores and the LX
+    share memory planning left to the back end (``backend_lx_fraction``).
     """
     bundle = bundle_func(module)
     files: dict[str, str] = {}
@@ -69,27 +70,25 @@ def bundle_files(module: ModuleOp, backend_lx_fraction: float | None = None) -> 
         files[name] = dumps(sdsc_json(OpSpec.from_attr(op.attributes[OP_SPEC_ATTR]), index))
         names.append(name)
     kernel_args = bundle.attributes.get("spyre.kernel_args")
-    cores = bundle.attributes.get("spyre.cores")
-    if not isinstance(kernel_args, ArrayAttr) or not isinstance(cores, IntegerAttr):
-        raise SpyreError("@sdsc_bundle lacks spyre.kernel_args / spyre.cores", op=bundle)
-    fraction = SpyreConfig.backend_lx_fraction if backend_lx_fraction is None else backend_lx_fraction
+    if not isinstance(kernel_args, ArrayAttr):
+        raise SpyreError("@sdsc_bundle lacks spyre.kernel_args", op=bundle)
+    target = target_config(module)
     manifest = Manifest(args=tuple(_kernel_arg(a) for a in kernel_args.data), sdsc_files=tuple(names),
-                        cores=cores.value.data, backend_lx_fraction=fraction)
+                        cores=target.cores, backend_lx_fraction=target.backend_lx_fraction)
     files["bundle.mlir"] = print_bundle(module)
     files["manifest.json"] = manifest.to_json()
     return files
 
 
 @fewer_collections()
-def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False,
-                 backend_lx_fraction: float | None = None) -> Path:
+def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write the output directory of a lowered module (see :func:`bundle_files`); returns its path."""
     target = Path(directory)
     if target.exists() and not target.is_dir():
         raise SpyreError(f"output path '{target}' exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise SpyreError(f"output directory '{target}' is not empty (use --force to replace it)")
-    files = bundle_files(module, backend_lx_fraction)
+    files = bundle_files(module)
     parent = target.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)

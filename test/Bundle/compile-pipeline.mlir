@@ -4,6 +4,8 @@
 // RUN: %filecheck %s --check-prefix=BUNDLE < %t.dir/bundle.mlir
 // RUN: spyre-opt %t.dir/bundle.mlir | %filecheck %s --check-prefix=REPARSE
 
+// ORDER: IR Dump After spyre-attach-target
+// ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-propagate-named-dims
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-stickify

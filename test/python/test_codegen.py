@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,26 +11,21 @@ from hypothesis import strategies as st
 
 from spyre_mlir.codegen import bundle_files
 from spyre_mlir.codegen.sdsc import dumps, encode_scalar
+from spyre_mlir.dialects.spyre import attach_target, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.passes.lower_to_bundle import lower_to_bundle
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
+from reference_files import REFERENCE, SCHEMA
 
 
 def reference(name: str) -> dict:
-    path = REFERENCE / name
-    if not path.exists():
-        pytest.skip(f"reference file {path} is absent")
-    return json.loads(path.read_text())
+    return json.loads((REFERENCE / name).read_text())
 
 
 @pytest.fixture(scope="module")
 def schema() -> dict:
-    path = REFERENCE / "sdscbundle-schema.json"
-    if not path.exists():
-        pytest.skip(f"schema {path} is absent")
-    s = json.loads(path.read_text())
+    s = json.loads(SCHEMA.read_text())
     s["$defs"]["LabeledDataStructure"]["properties"]["dataFormat_"]["enum"] += ["IEEE_FP32", "SENINT8"]
     s["$defs"]["ConstantInfo"]["properties"]["dataFormat_"]["enum"] += ["IEEE_FP32", "SENINT8"]
     return s
@@ -46,7 +40,8 @@ def compile_text(body: str, args: list, results: list, cores: int = 32) -> dict[
     outs = ", ".join(f"{t(s)} {{spyre.name = \"out{i}\"}}" for i, s in enumerate(results))
     text = f"func.func @main({params}) -> ({outs}) {{\n{body}\n}}\n"
     module = parse_module(make_context(), text, "test.mlir")
-    lower_to_bundle(module, SpyreConfig(cores=cores))
+    attach_target(module, SpyreConfig(cores=cores))
+    lower_to_bundle(module, target_config(module))
     module.verify()
     return bundle_files(module)
 

@@ -191,17 +191,17 @@ CASES: dict[str, Case] = {
     "opt-unknown-pass": Case("spyre-opt", ("add.mlir", "-p", "cse,spyre-tile"), "spyre-opt",
                              ("unknown pass 'spyre-tile'",), {"add.mlir": ADD}),
     "opt-bad-pass-option-value": Case(
-        "spyre-opt", ("add.mlir", "-p", "spyre-work-division{cores=many}"), "spyre-opt",
-        ("pass 'spyre-work-division'", "many"), {"add.mlir": ADD}),
+        "spyre-opt", ("add.mlir", "-p", "spyre-attach-target{cores=many}"), "spyre-opt",
+        ("pass 'spyre-attach-target'", "many"), {"add.mlir": ADD}),
     "opt-unknown-pass-option": Case(
-        "spyre-opt", ("add.mlir", "-p", "spyre-work-division{core=4}"), "spyre-opt",
-        ("pass 'spyre-work-division'", "core"), {"add.mlir": ADD}),
+        "spyre-opt", ("add.mlir", "-p", "spyre-attach-target{core=4}"), "spyre-opt",
+        ("pass 'spyre-attach-target'", "core"), {"add.mlir": ADD}),
     "opt-malformed-pipeline": Case(
-        "spyre-opt", ("add.mlir", "-p", "spyre-work-division{cores=4"), "spyre-opt",
+        "spyre-opt", ("add.mlir", "-p", "spyre-attach-target{cores=4"), "spyre-opt",
         ("malformed pass pipeline", "column 28"), {"add.mlir": ADD}),
     "opt-pass-cores-33": Case(
-        "spyre-opt", ("add.mlir", "-p", "spyre-work-division{cores=33}"), "add.mlir",
-        ("cores must be an integer between 1 and 32, got 33",), {"add.mlir": ADD}),
+        "spyre-opt", ("add.mlir", "-p", "spyre-attach-target{cores=33}"), "spyre-opt",
+        ("spyre-attach-target: cores=33: cores must be an integer between 1 and 32, got 33",), {"add.mlir": ADD}),
     "opt-hint-tile-count-not-divisor": Case(
         "spyre-opt", ("hint.mlir", "-p", SEED_PIPELINE, "-o", "tiled.mlir"), "hint.mlir:2:3",
         ("dim 'A' of extent 1024 is not divisible by the tile count 3",),

@@ -10,8 +10,10 @@ from spyre_mlir.hardware import (
     canonical_dtype,
     data_format,
     device_numpy_dtype,
+    driver_cores,
     element_bytes,
     round_up,
+    target_overrides,
 )
 
 
@@ -116,35 +118,48 @@ def test_invalid_backend_fraction(fraction):
         SpyreConfig(backend_lx_fraction=fraction)
 
 
-def test_from_env_default(monkeypatch):
+def test_driver_cores_without_sencores_leaves_the_target(monkeypatch):
     monkeypatch.delenv("SENCORES", raising=False)
-    assert SpyreConfig.from_env() == SpyreConfig()
+    assert driver_cores(None, "spyre-compile") is None
 
 
-def test_from_env_honours_sencores(monkeypatch):
+def test_driver_cores_honours_sencores(monkeypatch):
     monkeypatch.setenv("SENCORES", "8")
-    assert SpyreConfig.from_env().cores == 8
+    assert driver_cores(None, "spyre-compile") == 8
 
 
-def test_explicit_cores_override_env(monkeypatch):
-    monkeypatch.setenv("SENCORES", "8")
-    assert SpyreConfig.from_env(cores=4).cores == 4
+def test_explicit_cores_override_sencores(monkeypatch):
+    monkeypatch.setenv("SENCORES", "64")
+    assert driver_cores(4, "spyre-compile") == 4
 
 
-def test_from_env_passes_other_overrides(monkeypatch):
-    monkeypatch.setenv("SENCORES", "2")
-    config = SpyreConfig.from_env(stick_bytes=64)
-    assert (config.cores, config.stick_bytes) == (2, 64)
+@pytest.mark.parametrize("env, message", [
+    ("abc", "spyre-compile: SENCORES=abc: cores must be an integer between 1 and 32, got 'abc'"),
+    ("33", "spyre-compile: SENCORES=33: cores must be an integer between 1 and 32, got 33"),
+])
+def test_bad_sencores(monkeypatch, env, message):
+    monkeypatch.setenv("SENCORES", env)
+    with pytest.raises(SpyreError) as info:
+        driver_cores(None, "spyre-compile")
+    assert info.value.msg == message
 
 
-def test_non_integer_sencores(monkeypatch):
-    monkeypatch.setenv("SENCORES", "abc")
-    with pytest.raises(SpyreError, match="SENCORES") as info:
-        SpyreConfig.from_env()
-    assert "'abc'" in info.value.msg
+def test_bad_cores_option_names_it(monkeypatch):
+    monkeypatch.setenv("SENCORES", "4")
+    with pytest.raises(SpyreError) as info:
+        driver_cores(33, "spyre-compile")
+    assert info.value.msg == "spyre-compile: cores=33: cores must be an integer between 1 and 32, got 33"
 
 
-def test_out_of_range_sencores(monkeypatch):
-    monkeypatch.setenv("SENCORES", "33")
-    with pytest.raises(SpyreError, match="got 33"):
-        SpyreConfig.from_env()
+def test_target_overrides_set_only_the_options_given():
+    assert target_overrides(None, None, "p") == {}
+    assert target_overrides(4, None, "p") == {"cores": 4}
+    assert target_overrides(None, 0.5, "p") == {"backend_lx_fraction": 0.5}
+
+
+def test_target_overrides_name_the_bad_option():
+    with pytest.raises(SpyreError, match="^p: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, got 1.5$"):
+        target_overrides(4, 1.5, "p")
+    with pytest.raises(SpyreError, match="^p: cores=0: cores must be"):
+        target_overrides(0, 0.5, "p")
+

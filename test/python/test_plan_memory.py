@@ -276,11 +276,12 @@ def test_copy_out_end_to_end(tmp_path, cores):
 # -- LX options through the pipeline, spyre-compile and spyre_mlir.compile ------------------
 
 
-def test_compile_stages_pass_the_lx_options_to_plan_memory():
+def test_compile_stages_pass_the_lx_options_to_plan_memory_and_the_target():
     from spyre_mlir.pipeline import compile_stages
 
-    (plan,) = [s for s in compile_stages(4, lx_solver="bestfit", lx_fraction=0.5) if s.name == "spyre-plan-memory"]
-    assert (plan.lx_solver, plan.lx_fraction) == ("bestfit", 0.5)
+    stages = {s.name: s for s in compile_stages(4, lx_solver="bestfit", lx_fraction=0.5)}
+    assert stages["spyre-plan-memory"].lx_solver == "bestfit"
+    assert (stages["spyre-attach-target"].cores, stages["spyre-attach-target"].lx_fraction) == (4, 0.5)
 
 
 def test_lx_fraction_reaches_the_plan(tmp_path):

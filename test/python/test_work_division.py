@@ -15,7 +15,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.utils.test_value import create_ssa_value
 
 from spyre_mlir.diagnostics import SpyreError, SpyreWarning
-from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, PointwiseOp, ReduceOp
+from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, PointwiseOp, ReduceOp, attach_target
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.mlir_text import make_context, parse_module
@@ -29,7 +29,6 @@ from spyre_mlir.passes.work_division import (
     plan_work,
     split_iteration_space,
     stick_pieces,
-    work_division_config,
     work_problem,
 )
 
@@ -251,15 +250,21 @@ def test_work_div_exceeding_cores_is_skipped_with_a_warning() -> None:
     assert division.hinted == {0: 4} and division.splits == (4, 8, 1)
 
 
-def test_config_from_option_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SENCORES", "4")
-    assert work_division_config(None).cores == 4
-    assert work_division_config(8).cores == 8
-    monkeypatch.setenv("SENCORES", "0")
-    with pytest.raises(SpyreError, match="SENCORES=0: cores must be an integer between 1 and 32"):
-        work_division_config(None)
-    with pytest.raises(SpyreError, match="cores=33: cores must be"):
-        work_division_config(33)
+def test_pass_divides_over_the_module_target_not_sencores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SENCORES", "1")
+    text = textwrap.dedent("""\
+        func.func @f(%a: tensor<1024x4096xf16>) -> tensor<1024x4096xf16> {
+          %y = spyre.pointwise "add" (%a, %a) : (tensor<1024x4096xf16>, tensor<1024x4096xf16>) -> tensor<1024x4096xf16>
+          func.return %y : tensor<1024x4096xf16>
+        }
+    """)
+    ctx = make_context()
+    default, targeted = (parse_module(ctx, text, "f.mlir") for _ in range(2))
+    attach_target(targeted, SpyreConfig(cores=4))
+    for module in (default, targeted):
+        WorkDivisionPass().apply(ctx, module)
+    assert [op.get_core_splits() for m in (default, targeted) for op in m.walk() if isinstance(op, ComputeOp)] == [
+        (32, 1), (4, 1)]
 
 
 def test_pass_is_idempotent() -> None:
@@ -272,9 +277,9 @@ def test_pass_is_idempotent() -> None:
     """)
     ctx = make_context()
     module = parse_module(ctx, text, "f.mlir")
-    WorkDivisionPass(cores=32).apply(ctx, module)
+    WorkDivisionPass().apply(ctx, module)
     once = str(module)
-    WorkDivisionPass(cores=32).apply(ctx, module)
+    WorkDivisionPass().apply(ctx, module)
     assert str(module) == once
     splits = [op.get_core_splits() for op in module.walk() if isinstance(op, ComputeOp)]
     assert splits == [(32, 1), (32, 1, 1)]

@@ -1,4 +1,4 @@
-// Round trip of the spyre attributes: layout, hint, placement.
+// Round trip of the spyre attributes: layout, hint, placement, target.
 // RUN: %spyre-opt %s --split-input-file | %spyre-opt --split-input-file | %filecheck %s
 // RUN: %spyre-opt %s --split-input-file --print-op-generic | %spyre-opt --split-input-file | %filecheck %s
 
@@ -80,4 +80,36 @@ func.func @placement(%x: tensor<4x64xf16>) {
   %4 = spyre.fill 0.0 {placement = #spyre.placement<hbm, pool 4096>} : tensor<4x64xf16>
   %5 = spyre.pointwise "neg" (%x) {placement = #spyre.placement<hbm, pool 128>} : (tensor<4x64xf16>) -> tensor<4x64xf16>
   func.return
+}
+
+// -----
+
+// #spyre.target is the module's target description (the module attribute
+// spyre.target); the LX fraction prints as a float literal that reads back.
+// CHECK-LABEL: builtin.module attributes {spyre.target = #spyre.target<cores = 4, lx_fraction = 0.2>}
+// CHECK-NEXT:    func.func @target
+module attributes {spyre.target = #spyre.target<cores = 4, lx_fraction = 0.2>} {
+  func.func @target() {
+    func.return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: builtin.module attributes {spyre.target = #spyre.target<cores = 32, lx_fraction = 0.0>}
+// CHECK-NEXT:    func.func @target_integer_fraction
+module attributes {spyre.target = #spyre.target<cores = 32, lx_fraction = 0>} {
+  func.func @target_integer_fraction() {
+    func.return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: builtin.module attributes {spyre.target = #spyre.target<cores = 1, lx_fraction = 1.0e-05>}
+// CHECK-NEXT:    func.func @target_small_fraction
+module attributes {spyre.target = #spyre.target<cores = 1, lx_fraction = 0.00001>} {
+  func.func @target_small_fraction() {
+    func.return
+  }
 }

@@ -507,3 +507,38 @@ func.func @dims_rank(%x: tensor<4x64xf16>) {
   %0 = spyre.reduce "sum" (%x) dims [1] {dims = [["M"]]} : (tensor<4x64xf16>) -> tensor<4xf16>
   func.return
 }
+
+//===----------------------------------------------------------------------===//
+// #spyre.target
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:48: error: #spyre.target: cores must be an integer between 1 and 32, got 33
+module attributes {spyre.target = #spyre.target<cores = 33, lx_fraction = 0.2>} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:48: error: #spyre.target: cores must be an integer between 1 and 32, got 0
+module attributes {spyre.target = #spyre.target<cores = 0, lx_fraction = 0.2>} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:48: error: #spyre.target: backend_lx_fraction must satisfy 0 <= fraction < 1, got 1.0
+module attributes {spyre.target = #spyre.target<cores = 4, lx_fraction = 1.0>} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:48: error: #spyre.target: backend_lx_fraction must satisfy 0 <= fraction < 1, got -0.1
+module attributes {spyre.target = #spyre.target<cores = 4, lx_fraction = -0.1>} {
+}
+
+// -----
+
+// Both parameters are required, in this order.
+// CHECK: invalid.mlir:[[# @LINE + 1]]:58: error: Expected ','
+module attributes {spyre.target = #spyre.target<cores = 4>} {
+}

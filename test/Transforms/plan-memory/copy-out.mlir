@@ -2,10 +2,10 @@
 // gets a spyre.pointwise "identity" after its writer, which takes the leaving
 // uses (insert_slice source, scf.yield) and is placed in HBM.  Tiles of
 // [128, 512] fp16 on 4 cores: 32 KiB per core.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory' | %filecheck %s
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
 // A second run finds the copy-out in place and adds none.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory,spyre-plan-memory' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory,spyre-plan-memory' | %filecheck %s
 
 // %yt is inserted into the y accumulator and read by the mul: it stays in LX
 // for the mul and %copy_out writes it to HBM, with the writer's core_splits.

@@ -1,6 +1,6 @@
 // The pass recomputes every placement: running it again changes nothing, and
 // its output round-trips.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory' > %t.once.mlir
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory' > %t.once.mlir
 // RUN: %spyre-opt %t.once.mlir -p spyre-plan-memory > %t.twice.mlir
 // RUN: diff %t.once.mlir %t.twice.mlir
 // RUN: %spyre-opt %t.once.mlir | %filecheck %s

@@ -1,9 +1,9 @@
 // In-place reuse: a pointwise result of the same type and map takes the LX
 // block of an operand that dies at its op (DESIGN §9).  [256, 256] fp16 on 4
 // cores: 32 KiB per core.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory' | %filecheck %s --check-prefixes=CHECK,GREEDY
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefixes=CHECK,FIT
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefixes=CHECK,FIT
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory' | %filecheck %s --check-prefixes=CHECK,GREEDY
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefixes=CHECK,FIT
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefixes=CHECK,FIT
 
 // %x dies at exp: %y overwrites it.  %y lives on (read by mul and the last
 // add), so %w gets its own block.

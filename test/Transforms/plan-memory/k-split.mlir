@@ -2,9 +2,9 @@
 // combine in HBM: its result never lives in LX (DESIGN §9), whoever reads it.
 // Work division decides the splits: [2, 8192] @ [8192, 64] on 32 cores has 2
 // rows and one stick of columns, so K takes the other 16 cores.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=32},spyre-plan-memory' | %filecheck %s
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=32},spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=32},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=32},spyre-work-division,spyre-plan-memory' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=32},spyre-work-division,spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=32},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
 
 // %m goes to the pool; %e, read by one op on the same per-core rows, to LX.
 // CHECK-LABEL: func.func @k_split

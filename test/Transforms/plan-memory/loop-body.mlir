@@ -2,9 +2,9 @@
 // iteration, so its LX block is free again for later ops of the body (and the
 // next iteration); a value around the loop read in the body lives across the
 // whole loop.  Tiles of [128, 512] fp16 on 4 cores: 32 KiB per core.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory' | %filecheck %s
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
 
 // %p dies at the row sum %s; %u is written after that and takes %p's block (not
 // in place: %u does not read %p).  %s is read broadcast, so it goes to the HBM

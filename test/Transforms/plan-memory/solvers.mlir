@@ -1,10 +1,10 @@
 // The three LX solvers on one function (DESIGN §9).  [256, 256] fp16 on 4 cores:
 // 32 KiB per core per value.  %q dies at the op that writes %r: %r may take its
 // block in place.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory' | %filecheck %s --check-prefix=GREEDY
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=greedy}' | %filecheck %s --check-prefix=GREEDY
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefixes=FIT,FIRST
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4},spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefixes=FIT,BEST
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory' | %filecheck %s --check-prefix=GREEDY
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=greedy}' | %filecheck %s --check-prefix=GREEDY
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefixes=FIT,FIRST
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefixes=FIT,BEST
 
 // greedy, in program order: %p at 0, %q above it, %r in %q's block.
 // GREEDY-LABEL: func.func @solvers

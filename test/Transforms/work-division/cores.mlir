@@ -1,9 +1,11 @@
-// The core count: the cores option, else SENCORES, else 32.
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=4}' | %filecheck %s --check-prefix=FOUR
-// RUN: env SENCORES=4 %spyre-opt %s -p spyre-work-division | %filecheck %s --check-prefix=FOUR
-// RUN: %spyre-opt %s -p 'spyre-work-division{cores=8}' | %filecheck %s --check-prefix=EIGHT
-// RUN: env SENCORES=4 %spyre-opt %s -p 'spyre-work-division{cores=8}' | %filecheck %s --check-prefix=EIGHT
-// RUN: env -u SENCORES %spyre-opt %s -p spyre-work-division | %filecheck %s --check-prefix=ALL
+// The core count is the module's #spyre.target (spyre-attach-target), else 32;
+// the pass never reads SENCORES.
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division' | %filecheck %s --check-prefix=FOUR
+// RUN: env SENCORES=1 %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division' | %filecheck %s --check-prefix=FOUR
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=8},spyre-work-division' | %filecheck %s --check-prefix=EIGHT
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=8}' | %spyre-opt -p spyre-work-division | %filecheck %s --check-prefix=EIGHT
+// RUN: env SENCORES=4 %spyre-opt %s -p spyre-work-division | %filecheck %s --check-prefix=ALL
+// RUN: env SENCORES=64 %spyre-opt %s -p spyre-work-division | %filecheck %s --check-prefix=ALL
 
 // [100, 150] fp16: 100 rows, 150 columns = 3 padded sticks.  4 cores: rows 4;
 // 8 cores: the largest divisor of 100 up to 8 is 5, the 1 core left is not used;

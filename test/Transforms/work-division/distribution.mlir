@@ -1,8 +1,8 @@
 // Work distribution without span pressure: stick adjustment, output dims first,
 // at most one reduction dim, work_div hints.
-// RUN: %spyre-opt %s --split-input-file -p 'spyre-work-division{cores=32}' | %filecheck %s
-// RUN: %spyre-opt %s --split-input-file -p 'spyre-work-division{cores=32}' > %t.once.mlir
-// RUN: %spyre-opt %t.once.mlir --split-input-file -p 'spyre-work-division{cores=32}' > %t.twice.mlir
+// RUN: %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' | %filecheck %s
+// RUN: %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' > %t.once.mlir
+// RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-work-division > %t.twice.mlir
 // RUN: diff %t.once.mlir %t.twice.mlir
 
 // Rows (1024) take all 32 cores; the 64 stick columns are not split.

@@ -1,13 +1,11 @@
 // Errors and warnings of spyre-work-division: one located line each.
-// RUN: not %spyre-opt %s --split-input-file -p 'spyre-work-division{cores=32}' 2>&1 | %filecheck %s --check-prefix=ERR
-// RUN: not %spyre-opt %s -p 'spyre-work-division{cores=0}' 2>&1 | %filecheck %s --check-prefix=CORES0
-// RUN: not %spyre-opt %s -p 'spyre-work-division{cores=33}' 2>&1 | %filecheck %s --check-prefix=CORES33
-// RUN: not %spyre-opt %s --split-input-file -p 'spyre-work-division{cores=4}' 2>&1 | %filecheck %s --check-prefix=FOUR
-// RUN: env SENCORES=64 not %spyre-opt %s -p spyre-work-division 2>&1 | %filecheck %s --check-prefix=ENV
+// RUN: not %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=ERR
+// RUN: not %spyre-opt %s -p 'spyre-attach-target{cores=0},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=CORES0
+// RUN: not %spyre-opt %s -p 'spyre-attach-target{cores=33},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=CORES33
+// RUN: not %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=4},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=FOUR
 
-// CORES0:  error: spyre-work-division: cores=0: cores must be an integer between 1 and 32, got 0
-// CORES33: error: spyre-work-division: cores=33: cores must be an integer between 1 and 32, got 33
-// ENV:     error: spyre-work-division: SENCORES=64: cores must be an integer between 1 and 32, got 64
+// CORES0:  spyre-opt: error: spyre-attach-target: cores=0: cores must be an integer between 1 and 32, got 0
+// CORES33: spyre-opt: error: spyre-attach-target: cores=33: cores must be an integer between 1 and 32, got 33
 
 // A work_div split must divide the dim: 3 does not divide 256 rows.
 func.func @non_divisor(%a: tensor<256x64xf16>) -> tensor<256x64xf16> {

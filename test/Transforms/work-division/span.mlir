@@ -1,6 +1,6 @@
 // Span reduction: no core may address more than 65535 x 4096 = 268,431,360
 // bytes of one tensor.
-// RUN: %spyre-opt %s --split-input-file -p 'spyre-work-division{cores=32}' | %filecheck %s
+// RUN: %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' | %filecheck %s
 
 // A[8192, 32768] @ W[32768, 4096] fp16, iteration space (M, N, K).  A is 512
 // stick columns of 1 MiB: K split 2 leaves 256 MiB, just over the limit, so K

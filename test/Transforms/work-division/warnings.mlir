@@ -1,6 +1,6 @@
 // work_div splits that cannot be honoured are skipped with a located warning;
 // the op is then divided as if they were absent.
-// RUN: %spyre-opt %s --split-input-file -p 'spyre-work-division{cores=32}' 2> %t.err | %filecheck %s
+// RUN: %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' 2> %t.err | %filecheck %s
 // RUN: %filecheck %s --check-prefix=WARN < %t.err
 
 // M = 8 with N = 8 would need 64 cores: N is skipped, M = 8 stays, and the
