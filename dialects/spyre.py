@@ -333,10 +333,14 @@ def _count_values(counts: DictionaryAttr) -> dict[str, int]:
 
 @irdl_attr_definition
 class PlacementAttr(ParametrizedAttribute):
-    """Where a value lives: an LX offset, an HBM kernel argument, or an HBM pool offset.
+    """Where a value lives: an LX offset, an HBM kernel argument, an HBM pool offset, or a
+    zeroed HBM buffer of its own.
 
     ``#spyre.placement<lx, 4096>``, ``#spyre.placement<hbm, arg 2>``,
-    ``#spyre.placement<hbm, pool 4096>``.
+    ``#spyre.placement<hbm, pool 4096>``, ``#spyre.placement<hbm, zeroed>``.  A ``zeroed``
+    value's buffer is filled with zeros by the runtime before the run and shared with no
+    other value, so the padding its writer does not reach stays zero (a matmul reads the
+    padded K rows of its B operand as zeros).
     """
 
     name = "spyre.placement"
@@ -352,17 +356,20 @@ class PlacementAttr(ParametrizedAttribute):
         with parser.in_angle_brackets():
             memory = parser.parse_keyword_in(("lx", "hbm"))
             parser.parse_punctuation(",")
-            kind = "lx" if memory == "lx" else parser.parse_keyword_in(("arg", "pool"))
-            value = parser.parse_integer(allow_negative=False)
+            kind = "lx" if memory == "lx" else parser.parse_keyword_in(("arg", "pool", "zeroed"))
+            value = 0 if kind == "zeroed" else parser.parse_integer(allow_negative=False)
         return _verified_parameters(parser, cls, start, (StringAttr(kind), IntAttr(value)))
 
     def print_parameters(self, printer: Printer) -> None:
         kind = self.kind.data
+        if kind == "zeroed":
+            printer.print_string("<hbm, zeroed>")
+            return
         where = "lx, " if kind == "lx" else f"hbm, {kind} "
         printer.print_string(f"<{where}{self.value.data}>")
 
     def verify(self) -> None:
-        if self.kind.data not in ("lx", "arg", "pool"):
+        if self.kind.data not in ("lx", "arg", "pool", "zeroed"):
             raise VerifyException(f"#spyre.placement: unknown kind '{self.kind.data}'")
         if self.kind.data in ("lx", "pool") and self.value.data % 128:
             raise VerifyException(

@@ -66,7 +66,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -85,6 +85,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, tensor_layout
+from spyre_mlir.layout import StickLayout
 from spyre_mlir.opfuncs import OpKind
 
 # --------------------------------------------------------------------------
@@ -326,9 +327,9 @@ def stick_coord_readable(coord: Linear, elems_per_stick: int) -> bool:
     return len(units) == 1 and aligned and coord.const % elems_per_stick == 0
 
 
-def is_read_in_place(read: Read, space: Sequence[int]) -> bool:
-    """True when ``read``'s stick coordinate satisfies rule 3 (a rank-0 storage always does)."""
-    layout = tensor_layout(read.storage.type)
+def is_read_in_place(read: Read, layout: StickLayout) -> bool:
+    """True when ``read``'s stick coordinate satisfies rule 3 for its storage's ``layout`` (a rank-0
+    storage always does)."""
     if layout.stick_dim is None:
         return True
     return stick_coord_readable(read.coords[layout.stick_dim], layout.elems_per_stick)
@@ -472,10 +473,11 @@ def _division_left(coords: Sequence[Linear]) -> Linear | None:
     return next((c for c in coords if any(not isinstance(a, Dim) for a in c.atoms())), None)
 
 
-def _unreadable_reason(read: Read, coords: Sequence[Linear], space: Sequence[int]) -> str | None:
-    """Why a view operand cannot be read in place with ``coords``, or None when it can."""
-    if not is_read_in_place(Read(read.storage, tuple(coords), read.views), space):
-        stick = coords[tensor_layout(read.storage.type).stick_dim]
+def _unreadable_reason(read: Read, coords: Sequence[Linear], layout: StickLayout) -> str | None:
+    """Why a view operand cannot be read in place with ``coords`` from a storage of ``layout``, or
+    None when it can."""
+    if not is_read_in_place(Read(read.storage, tuple(coords), read.views), layout):
+        stick = coords[layout.stick_dim]
         return f"whose stick coordinate {to_expr(stick)} cannot be read in place"
     divided = _division_left(coords)
     if divided is not None:
@@ -483,12 +485,23 @@ def _unreadable_reason(read: Read, coords: Sequence[Linear], space: Sequence[int
     return None
 
 
+def copy_reason(op: ComputeOp, index: int, layout_of: Callable[[SSAValue], StickLayout]) -> str | None:
+    """Why :func:`fold_op` would copy view operand ``index`` of ``op`` rather than fold it (rule 3),
+    or None; ``layout_of`` gives each storage's layout (spyre-stickify asks before it writes the
+    types).  Only the first round of :func:`fold_op` is judged: after a copy it folds again."""
+    folded = _fold_indexing(op) if _writes_in_place(op) else None
+    if folded is None or not folded[1][index].views:
+        return None
+    ix, reads = folded
+    return _unreadable_reason(reads[index], ix.coords[index], layout_of(reads[index].storage))
+
+
 def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
     """Steps 1-3 for one compute op: compose, co-simplify, materialise unreadable view operands."""
     while (folded := _fold_indexing(op)) is not None:
         ix, reads = folded
         reasons = [(i, why) for i, r in enumerate(reads) if r.views and _writes_in_place(op)
-                   and (why := _unreadable_reason(r, ix.coords[i], ix.space)) is not None]
+                   and (why := _unreadable_reason(r, ix.coords[i], tensor_layout(r.storage.type))) is not None]
         if reasons:
             i, why = reasons[0]
             emit_warning(f"operand #{i} is a view {why}; it is copied by spyre.restickify", op=op)

@@ -39,9 +39,14 @@ lives there.  The SDSC interface has no fill op: a fill is a kernel argument
 the runtime initialises (manifest role ``constant`` with its ``fill`` value,
 every device element including stick padding), read by its consumers like any
 HBM tensor; its ``placement`` (if memory planning chose LX) is not used.  Storage of a compute op's result: its
-``placement`` (``<lx, off>``, ``<hbm, arg N>``, ``<hbm, pool off>``); without one,
-the output argument when the function returns it, else the HBM pool at the next
-128-byte aligned offset (a bump allocation, until memory planning decides).
+``placement`` (``<lx, off>``, ``<hbm, arg N>``, ``<hbm, pool off>``, or ``<hbm, zeroed>``:
+a ``constant`` argument of its own the runtime fills with zeros); without one, the
+output argument when the function returns it, a zeroed argument when its layout is
+padded beyond its writer's reach (``StickLayout.is_padded``), else the HBM pool at the
+next 128-byte aligned offset (a bump allocation, until memory planning decides).  An
+output with such padding carries ``fill`` 0 and a full buffer a padded tile value is
+inserted into is a zeroed argument too, so padding always reads as zeros (a matmul's
+B operand padded along K).
 
 Addresses: operand ``i`` of an ``sdsc_execute`` is the start address of one
 (tensor, core) pair, ``base + core offset``, bound to symbol ``symbol_ids[i]``;
@@ -137,6 +142,8 @@ class KernelArgInfo:
                                          "name": StringAttr(self.name), "nbytes": IntegerAttr(self.nbytes, i64)}
         if self.layout is not None:
             lay = self.layout
+            if lay.is_padded:
+                entries["padded_shape"] = ArrayAttr(IntegerAttr(s, i64) for s in lay.padded_host_shape)
             entries.update({
                 "shape": ArrayAttr(IntegerAttr(s, i64) for s in lay.host_shape),
                 "dtype": StringAttr(lay.dtype),
@@ -261,7 +268,8 @@ class _Lowering:
             layout = tensor_layout(value.type)
             name = _str_attr(self.source.res_attrs, j, "spyre.name") or f"output{j}"
             self.outputs[value] = len(self.args)
-            self.args.append(KernelArgInfo("output", name, layout.nbytes, layout))
+            fill = 0.0 if layout.is_padded else None  # its padding reads as zeros, as a zeroed value's
+            self.args.append(KernelArgInfo("output", name, layout.nbytes, layout, fill))
 
     def result_access(self, op: ComputeOp) -> TensorAccess:
         """2. Where a compute op's result lives."""
@@ -271,11 +279,15 @@ class _Lowering:
         if placement is None:
             if op.result in self.outputs:
                 placement = PlacementAttr("arg", self.outputs[op.result])
+            elif layout.is_padded:
+                placement = PlacementAttr("zeroed", 0)
             else:
                 placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
         kind, value = placement.kind.data, placement.value.data
         if kind == "lx":
             return TensorAccess(layout, "lx", placement, origin)
+        if kind == "zeroed":
+            return self.filled_buffer(layout, 0.0, ()).access
         if kind == "pool":
             end = round_up(value + layout.nbytes, self.config.alignment)
             self.placed_pool_end = max(self.placed_pool_end, end) if op.placement is not None else \
@@ -443,6 +455,8 @@ class _Lowering:
             # A fill accumulator ends in this buffer: the runtime fills it, afresh for each
             # iteration of the loops around the buffer's definition.
             return self.filled_buffer(layout, self.filling, self.counts[:_loop_depth(full)])
+        if layout.is_padded:  # its padding must read as zeros (a zeroed placement)
+            return self.filled_buffer(layout, 0.0, ())
         placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
         return _Loc(TensorAccess(layout, "hbm", placement, (0,) * len(layout.host_shape)))
 

@@ -1,9 +1,11 @@
 # spyre-plan-memory (DESIGN §4 stage 6, §9): LX allocation and the HBM pool.
 # Reads every compute op's result: its users (liveness in program order), its
 # type's layout (device bytes), `core_splits` of its writer and readers
-# (per-core slices) and the function's returned values (kernel arguments).
+# (per-core slices), the function's returned values (kernel arguments) and the
+# module's `#spyre.target` (LX fraction: the usable LX per core).
 # Writes `placement` on every compute op and `spyre.fill`: `#spyre.placement<lx,
-# off>`, `<hbm, arg N>` or `<hbm, pool off>`, and inserts a `spyre.pointwise
+# off>`, `<hbm, arg N>`, `<hbm, pool off>` or `<hbm, zeroed>` (a value with
+# explicit padding), and inserts a `spyre.pointwise
 # "identity"` copy-out after a loop-body value kept in LX that also leaves its
 # loop.  The solvers (`solve`) need no IR.
 """Memory planning: which values live in each core's LX scratchpad, and where.
@@ -575,13 +577,20 @@ def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int,
     values = _values(body)
     lifetimes = _lifetimes(body, values)
     names = {v: f"v{i}" for i, v in enumerate(values)}
-    lx_sizes = {v: None if v in outputs else _lx_size(v) for v in values}
+    lx_sizes = {v: None if v in outputs or _zeroed(v) else _lx_size(v) for v in values}
     candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
                          in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
                   for v in values if (size := lx_sizes[v]) is not None]
     placed = solve(candidates, lx_limit, alignment, solver)
     offsets = {v: offset for v in values if (offset := placed.get(names[v])) is not None}
     return offsets, lx_sizes
+
+
+def _zeroed(value: OpResult) -> bool:
+    """True for a compute result whose layout is padded beyond its writer's reach
+    (:attr:`StickLayout.is_padded`): its padding must read as zeros, so it gets a zeroed
+    buffer of its own (a fill initialises all of its own bytes)."""
+    return isinstance(value.op, ComputeOp) and tensor_layout(value.type).is_padded
 
 
 def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
@@ -599,7 +608,9 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
        value is written straight into its destination.
     6. The rest go to the HBM pool with their lifetimes in the final
        program, placed by best fit without a limit, so pool offsets are
-       reused by lifetime.
+       reused by lifetime; except a value with explicit padding
+       (:func:`_zeroed`), which gets ``<hbm, zeroed>``: a buffer of its own
+       that the runtime zero-fills, never shared (its padding stays zero).
     """
     outputs = _kernel_outputs(body)
     copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
@@ -611,12 +622,14 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     lifetimes = _lifetimes(body, values)
     buffers = {v: Buffer(f"v{i}", tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
                          end=lifetimes[v][1]) for i, v in enumerate(values)}
-    pooled = [buffers[v] for v in values if v not in outputs and v not in in_lx]
+    pooled = [buffers[v] for v in values if v not in outputs and v not in in_lx and not _zeroed(v)]
     pool = solve(pooled, sum(round_up(b.size, alignment) for b in pooled), alignment, "bestfit")
     planned = []
     for v in values:
         if v in outputs:
             placement = PlacementAttr("arg", outputs[v])
+        elif _zeroed(v):
+            placement = PlacementAttr("zeroed", 0)
         elif v in in_lx:
             placement = PlacementAttr("lx", in_lx[v])
         else:

@@ -7,8 +7,8 @@
 #   views, the func signature); `spyre.restickify` where a stored value must
 #   change stick dim or be padded (a matmul B operand's K, rows read past their
 #   extent by a padded iteration dim); `spyre.restickify` copies (explicit maps)
-#   of views no stick choice can make readable and of returned views that need
-#   padding; warnings for restickified function arguments.
+#   of views no stick choice can make readable and of views that need padding
+#   spyre-fold-views would copy; warnings for restickified function arguments.
 """Stick-dim selection and restickify insertion.
 
 Model.  Materialised values (function arguments, compute-op and fill results,
@@ -27,12 +27,17 @@ Op rules (by op-func kind, DESIGN §6):
   same iteration dim as the result's;
 * matmul ``C[m, n] = A[m, k] @ B[k, n]``: A driven by K (the reduction dim), B
   and C by N (the dim of C's innermost coordinate); when K is not a whole
-  number of sticks, B's K dim is padded to whole sticks (``padded_shape``,
-  zero-filled on the device);
-* reduction: no constraint on the operand; the result keeps the operand's stick
-  driver (non-stick reduction), or, when the stick dim is reduced, is sticked on
-  the kept size-1 dim (a sparse output: one element per stick; a reduction
-  without keepdim has no such dim and is sticked on its innermost dim);
+  number of sticks, B's K dim is padded to whole sticks (``padded_shape``; the
+  padding must be zero, see spyre-plan-memory's ``zeroed`` placement), which is
+  the padding rule of step 3 applied to K;
+* reduction: no constraint on a dense operand (a sparse one, a stick
+  reduction's result, is restickified onto a dim it iterates, a kept one if it
+  has one); the result keeps the operand's stick driver (non-stick reduction),
+  or, when the stick dim is reduced, is sticked on the kept size-1 dim (a
+  sparse output: one element per stick, the back end's form of a reduction
+  over the stick).  A reduction over the stick without keepdim is rewritten to
+  keep its reduced dims (size 1), read through a ``spyre.view`` that drops
+  them, so that its result is sparse too;
 * data movement (restickify): none; its result layout is given.
 
 Decisions, greedily in program order:
@@ -55,12 +60,16 @@ Decisions, greedily in program order:
    into a tensor of the view's shape sticked as the op needs.  A restickify
    of a compute result takes its dim names and the hints its producer and
    reader share, so spyre-coarse-tile tiles it with their group.
-   Then each tensor of the op that steps off its stick along an iteration dim
-   the op pads to whole sticks (one that drives another tensor's stick) gets
-   that padded extent (``pad_off_stick``): ``padded_shape`` on a value of the
-   function, a padded restickify copy of an argument or a returned value.
-   Returned views whose copy needs such padding are copied here (else by
-   spyre-fold-views), sticked like the view.
+   Then each tensor of the op that steps along an iteration dim the op pads
+   to whole sticks (one that drives a tensor's stick; the widest stick wins)
+   further than its layout reaches gets that padded extent (``pad``), off its
+   stick or on it (an fp32 tensor beside fp16 ones): ``padded_shape`` on a
+   value of the function (a returned one included: the kernel output carries
+   the padding), a padded restickify copy of an argument.  A view operand
+   that needs such padding and that spyre-fold-views would copy is copied
+   here, so that the copy gets the padding (its storage needs none); returned
+   views whose copy needs padding are copied here too.  Copies are sticked
+   like the view.
 4. Every tensor type gets its ``#spyre.layout``: the stick dim last in
    ``dim_order``, the other dims in order; a view result is sticked on the view
    dim that drives its source's stick coordinate (innermost dim otherwise).
@@ -76,6 +85,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -84,6 +94,7 @@ from spyre_mlir.dialects.spyre import (
     ComputeOp,
     FillOp,
     LayoutAttr,
+    ReduceOp,
     RestickifyOp,
     ViewOp,
     element_dtype,
@@ -98,6 +109,7 @@ from spyre_mlir.passes.fold_views import (
     Linear,
     Mod,
     Read,
+    copy_reason,
     dim,
     map_coords,
     materialise_view,
@@ -237,6 +249,18 @@ def _matmul_dims(op: ComputeOp, result: Sequence[Linear]) -> tuple[int, int]:
     return reduced[0], n
 
 
+def _dense_driver(op: ComputeOp, read: Read) -> int | None:
+    """The iteration dim a reduction's sparse operand (one element per stick: another stick
+    reduction's result, its stick coordinate a constant or a dim of extent 1) must be
+    restickified onto: the one driving its innermost kept coordinate, else its innermost
+    reduced one, of more than one element (None: there is none)."""
+    space = op.get_iteration_space()
+    drivers = [d for c in reversed(read.coords)
+               if (d := stick_driver(c)) not in (None, BROADCAST) and space[d] > 1]
+    kept = [d for d in drivers if d not in op.reduction_dims()]
+    return (kept or drivers or [None])[0]
+
+
 def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan: Plan) -> OpRule:
     """The stick rule of ``op`` given how it reads its (decided) storage."""
     kind = op.op_func().kind
@@ -248,6 +272,9 @@ def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan
         return OpRule(every, shared=True)
     if kind is OpKind.REDUCTION:
         driver = plan.driver(reads[0])
+        sparse = driver == BROADCAST or (driver is not None and op.get_iteration_space()[driver] == 1)
+        if sparse and (dense := _dense_driver(op, reads[0])) is not None:
+            return OpRule(tuple(dims_driven_by(result, dense)) or every, {0: dense})
         if driver in op.reduction_dims():
             kept = tuple(j for j, c in enumerate(result) if not c.terms)
             return OpRule((kept or (len(result) - 1,)) if result else ())
@@ -401,9 +428,9 @@ class _Stickifier:
 
     def settle_copy(self, copy: RestickifyOp, layout: StickLayout) -> StickLayout:
         """Fix the layout of a restickify's result: ``layout``, padded where the copy iterates
-        padded dims off the result's stick (:meth:`pad_off_stick`, which also pads its source)."""
+        padded dims (:meth:`pad`, which also pads its source)."""
         self.plan.layouts[copy.result] = layout
-        self.pad_off_stick(copy)
+        self.pad(copy)
         settled = self.plan.layouts.pop(copy.result)
         if settled != layout:
             self.rewriter.replace_value_with_new_type(copy.result, _with_layout(copy.result, settled))
@@ -442,34 +469,16 @@ class _Stickifier:
         self.restickifies.append(copy)
         op.operands[index] = copy.result
 
-    def pad_matmul_k(self, op: ComputeOp) -> None:
-        """Pad B's K dim to whole sticks (a restickify when B's layout is fixed)."""
-        space, reads, result = op_reads(op)
-        k, _ = _matmul_dims(op, result)
-        read = reads[1]
-        layout = self.plan.layouts[read.storage]
-        k_dims = dims_driven_by(read.coords, k)
-        if not k_dims or space[k] % layout.elems_per_stick == 0:
-            return
-        padded = list(layout.padded_host_shape)
-        if padded[k_dims[0]] % layout.elems_per_stick == 0:
-            return
-        padded[k_dims[0]] = round_up(padded[k_dims[0]], layout.elems_per_stick)
-        shape = _shape(read.storage)
-        new = stick_layout(shape, layout.dtype, layout.dim_order, padded_shape=padded)
-        if read.storage in self.plan.fixed:
-            self.reread(op, 1, read, self.restickified(read.storage, new, op))
-        else:
-            self.plan.layouts[read.storage] = new
-
-    def off_stick_padding(self, op: ComputeOp) -> list[tuple[int, Read, StickLayout]]:
+    def missing_padding(self, op: ComputeOp) -> list[tuple[int, Read, StickLayout]]:
         """``(tensor index, read, padded layout)`` for each tensor of ``op`` (operands, then the
-        result) that steps off its stick along an iteration dim the op pads.
+        result) whose layout does not reach as far as the op steps along a padded iteration dim.
 
         An iteration dim that drives a tensor's stick (and spans more than one element) is
-        padded to whole sticks (SDSC ``N_``), so a tensor that steps along it on another
-        storage dim is read (or written) that far too: a [2, 192] sum over its stick into a
-        [2] result iterates 64 rows of its input.
+        padded to whole sticks of the widest such tensor (SDSC ``N_``), so every tensor that
+        steps along it is read (or written) that far too: off its stick (a [2, 192] sum over
+        its stick into a [2] result iterates 64 rows of its input; a matmul B operand's K
+        rows), and on its stick when its sticks hold fewer elements (an fp16 -> fp32 cast of
+        96 columns iterates 128: four fp32 sticks, not three).
         """
         space, reads, result = op_reads(op)
         tensors = [*reads, Read(op.result, tuple(result), ())]
@@ -485,32 +494,53 @@ class _Stickifier:
             extents = list(layout.padded_host_shape)
             for j, coord in enumerate(read.coords):
                 driver = stick_driver(coord)
-                if j != layout.stick_dim and driver in padded:
-                    extents[j] = max(extents[j], padded[driver] + coord.const)
+                reach = extents[j] if j != layout.stick_dim else round_up(extents[j], layout.elems_per_stick)
+                if driver in padded and padded[driver] + coord.const > reach:
+                    extents[j] = padded[driver] + coord.const
             if extents != list(layout.padded_host_shape):
                 needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
                                                         padded_shape=extents)))
         return needs
 
-    def pad_off_stick(self, op: ComputeOp) -> None:
-        """Give each tensor of :meth:`off_stick_padding` its padded extent.
+    def pad(self, op: ComputeOp) -> None:
+        """Give each tensor of :meth:`missing_padding` its padded extent.
 
-        A value of the function gets ``padded_shape``; a fixed one (an argument) or a
-        returned one (its layout is the kernel output's) is read through a padded
-        ``spyre.restickify`` copy; a returned result cannot be padded (an error).
+        A value of the function gets ``padded_shape`` (a returned one too: the kernel
+        output is staged with its padding); a fixed one (an argument) is read through a
+        padded ``spyre.restickify`` copy.
         """
-        for index, read, new in self.off_stick_padding(op):
-            returned = any(isinstance(use.operation, func.ReturnOp) for use in read.storage.uses)
-            if read.storage not in self.plan.fixed and not returned:
+        for index, read, new in self.missing_padding(op):
+            if read.storage not in self.plan.fixed:
                 self.plan.layouts[read.storage] = new
             elif index < len(op.inputs):
                 self.reread(op, index, read, self.restickified(read.storage, new, op))
             else:
-                shape, eps = list(new.host_shape), new.elems_per_stick
-                raise SpyreError(f"the {shape} result is a kernel output, which cannot hold the stick padding "
-                                 f"the op iterates (to {list(new.padded_host_shape)}, whole sticks of {eps} "
-                                 f"along dims that another tensor sticks on); make those extents multiples "
-                                 f"of {eps}", op=op)
+                raise SpyreError(f"the result's layout {list(self.plan.layouts[read.storage].device_size)} "
+                                 f"lacks the padding the op iterates (to {list(new.padded_host_shape)})", op=op)
+
+    def copy_padded_views(self, op: ComputeOp) -> None:
+        """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
+        that the op pads: its copy is the tensor that needs the padding, not the view's storage.
+
+        The copy is sticked on the view dim that drives its storage's stick, as a view is.
+        """
+        for index, read, _ in self.missing_padding(op):
+            if index >= len(op.inputs) or not read.views or \
+                    copy_reason(op, index, self.plan.layouts.__getitem__) is None:
+                continue
+            operand = op.operands[index]
+            storage_stick = self.plan.stick(read.storage)
+            copy = materialise_view(self.rewriter, operand, op, storage_stick)
+            rank = len(_shape(operand))
+            view_read = read_through_views(operand, [dim(i) for i in range(rank)], list(_shape(operand)))
+            layout = _layout(operand, driven_stick(view_read.coords, storage_stick, rank))
+            op.operands[index] = copy.result
+            self.plan.layouts[copy.result] = layout
+            padded = next((new for i, _, new in self.missing_padding(op) if i == index), layout)
+            del self.plan.layouts[copy.result]
+            self.rewriter.replace_value_with_new_type(copy.result, _with_layout(operand, padded))
+            self.settle_copy(copy, padded)
+            self.restickifies.append(copy)
 
     def materialise_returned(self, ret: func.ReturnOp) -> None:
         """Copy here each returned view whose copy iterates padding off its storage's stick, so
@@ -527,13 +557,46 @@ class _Stickifier:
             layout = _layout(value, driven_stick(read.coords, storage_stick, rank))
             self.rewriter.replace_value_with_new_type(copy.result, _with_layout(value, layout))
             self.plan.layouts[copy.result] = layout
-            if not self.off_stick_padding(copy):
+            if not self.missing_padding(copy):
                 del self.plan.layouts[copy.result]
                 self.rewriter.erase_op(copy)
                 continue
             ret.operands[index] = copy.result
             self.settle_copy(copy, layout)
             self.restickifies.append(copy)
+
+    def drops_reduced_stick(self, op: ReduceOp, reads: Sequence[Read]) -> bool:
+        """True when ``op`` reduces its operand's stick and its result, still to be decided,
+        drops the reduced dims but not all: no dim is left to be sparse on (a rank-0 result is
+        one stick, sparse already)."""
+        return bool(_shape(op.result)) and not op.keeps_dims() and not op.has_explicit_maps() \
+            and op.result not in self.plan.fixed and self.plan.driver(reads[0]) in op.reduction_dims()
+
+    def keep_reduced_dims(self, op: ReduceOp) -> ReduceOp:
+        """Replace ``op`` by the same reduction keeping its reduced dims (size 1), read through a
+        ``spyre.view`` that drops them; the new reduction inherits the dim names and hints."""
+        assert isinstance(op.result.type, TensorType)
+        source, reduced = _shape(op.inputs[0]), op.get_reduce_dims()
+        keep = [1 if d in reduced else n for d, n in enumerate(source)]
+        kept = ReduceOp(op.op_func_name.data, op.inputs[0], reduced,
+                        TensorType(op.result.type.get_element_type(), keep))
+        kept.properties.update({k: v for k, v in op.properties.items() if k not in kept.properties})
+        kept.location = op.location
+        self.rewriter.insert_op(kept, InsertPoint.before(op))
+        positions = [d for d in range(len(source)) if d not in reduced]
+        squeeze = ViewOp(kept.result, AffineMap(len(positions), 0, tuple(
+            AffineDimExpr(positions.index(d)) if d in positions else AffineConstantExpr(0)
+            for d in range(len(source)))), op.result.type)
+        if op.dims is not None:
+            squeeze.properties["dims"] = dims_attr(result_dim_names(op, op.get_dim_names() or ()))
+        squeeze.location = op.location
+        self.rewriter.insert_op(squeeze, InsertPoint.before(op))
+        op.result.replace_all_uses_with(squeeze.result)
+        self.readers[kept.result] = self.readers.pop(op.result, [])
+        for entries in self.readers.values():
+            entries[:] = [(kept if reader is op else reader, index) for reader, index in entries]
+        self.rewriter.erase_op(op)
+        return kept
 
     def visit(self, op: Operation) -> None:
         """Step 2 and 3 for one op."""
@@ -549,6 +612,9 @@ class _Stickifier:
         if not isinstance(op, ComputeOp):
             return
         _, reads, result = op_reads(op)
+        if isinstance(op, ReduceOp) and self.drops_reduced_stick(op, reads):
+            op = self.keep_reduced_dims(op)
+            _, reads, result = op_reads(op)
         rule = op_rule(op, reads, result, self.plan)
 
         def cost(stick: int) -> int:
@@ -560,9 +626,8 @@ class _Stickifier:
         result_driver = None if stick is None else stick_driver(result[stick])
         for index, required in self.operand_misses(rule, reads, result_driver):
             self.fix_operand(op, index, reads[index], required)
-        if op.op_func().kind is OpKind.MATMUL:
-            self.pad_matmul_k(op)
-        self.pad_off_stick(op)
+        self.copy_padded_views(op)
+        self.pad(op)
 
     # 4. Writing the types.
     def write_types(self, module: ModuleOp) -> None:

@@ -53,6 +53,13 @@ _DTYPE_ALIASES: dict[str, str] = {
     "i8": "int8",
 }
 
+FP16_MAX = 65504.0
+"""The largest finite float16; SEN169_FP16 constants stand in for an infinite one with it."""
+
+_DLFLOAT_BIAS, _DLFLOAT_FRACTION = 31, 9
+_DLFLOAT_NINF = 0x7FFF
+"""DLFloat16's one non-finite pattern (all exponent and fraction bits): NaN and infinity alike."""
+
 MAX_CORES = 32
 """The number of cores on one Spyre card."""
 
@@ -101,6 +108,52 @@ def element_bytes(dtype: Any) -> int:
 def device_numpy_dtype(dtype: Any) -> np.dtype:
     """The numpy dtype that holds device data of ``dtype`` (bfloat16 is held as float16)."""
     return FORMAT_NUMPY_DTYPES[data_format(dtype)]
+
+
+def encode_scalar(value: float, data_format: str) -> int:
+    """The bit pattern of the scalar ``value`` in ``data_format``, as an unsigned integer (how an
+    SDSC constant holds it).
+
+    SEN169_FP16 is DLFloat16, not IEEE binary16: 1 sign bit, 6 exponent bits (bias 31) and 9
+    fraction bits, rounded to nearest even, no subnormals (below 2**-30 is zero), one NaN and
+    infinity pattern.  torch-spyre's constants show it: 1/1024 is 10752, 1e-5 is 7327 (IEEE
+    binary16 would be 5120 and 168).  A value it cannot hold (inf, nan, beyond about 8.6e9) is a
+    :class:`SpyreError`; IEEE_FP32 takes any float, SENINT8 an integer.
+    """
+    if data_format == "IEEE_FP32":
+        return int(np.array(value, dtype=np.float32).view(np.uint32))
+    if data_format == "SENINT8":
+        return int(value) & 0xFF
+    if not np.isfinite(value):
+        raise SpyreError(f"the constant {value} has no {data_format} encoding (DLFloat16 holds no "
+                         "infinity); compute in float32")
+    sign = 0x8000 if np.signbit(value) else 0
+    fraction, exponent = np.frexp(abs(value))  # abs(value) = fraction * 2**exponent, 0.5 <= fraction < 1
+    if fraction == 0:
+        return sign
+    steps = round((fraction * 2 - 1) * (1 << _DLFLOAT_FRACTION))  # round() ties to even
+    biased = int(exponent) - 1 + _DLFLOAT_BIAS + (steps >> _DLFLOAT_FRACTION)
+    steps &= (1 << _DLFLOAT_FRACTION) - 1
+    if biased < 1:
+        return sign
+    bits = biased << _DLFLOAT_FRACTION | steps
+    if bits >= _DLFLOAT_NINF:
+        raise SpyreError(f"the constant {value} is beyond the {data_format} range (about 8.6e9)")
+    return sign | bits
+
+
+def decode_scalar(bits: int, data_format: str) -> float:
+    """The value of the bit pattern ``bits`` in ``data_format`` (the inverse of :func:`encode_scalar`)."""
+    if data_format == "IEEE_FP32":
+        return float(np.array(bits & 0xFFFFFFFF, np.uint32).view(np.float32))
+    if data_format == "SENINT8":
+        return float(np.array(bits & 0xFF, np.uint8).view(np.int8))
+    magnitude = bits & 0x7FFF
+    if magnitude == _DLFLOAT_NINF:
+        return float("nan")
+    biased, steps = magnitude >> _DLFLOAT_FRACTION, magnitude & ((1 << _DLFLOAT_FRACTION) - 1)
+    value = 0.0 if biased == 0 else float(np.ldexp(1 + steps / (1 << _DLFLOAT_FRACTION), biased - _DLFLOAT_BIAS))
+    return -value if bits & 0x8000 else value
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,12 @@ class StickLayout:
         return self.padded_shape or self.host_shape
 
     @property
+    def is_padded(self) -> bool:
+        """True when ``padded_shape`` pads a host dim beyond its extent (beyond the whole
+        sticks every stick dim is rounded up to): bytes a writer of the host extent leaves alone."""
+        return self.padded_shape is not None
+
+    @property
     def data_format(self) -> str:
         """The device data format of the elements."""
         return data_format(self.dtype)

@@ -37,6 +37,11 @@ constant becomes a kernel argument that ops read like any HBM tensor.
 (strict JSON has no non-finite numbers).  An ``output`` may carry a ``fill``
 too: the runtime initialises it the same way (a tiled reduction returned
 directly accumulates into the output, starting from the op's identity).
+
+A layout may carry ``padded_shape``: the device extent of each host dim when
+some are padded beyond the shape (an output an op writes further than its
+shape, an fp32 result beside fp16 sticks).  The padding holds no host
+elements; staging writes zeros there and reading back drops it.
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ class ArgLayout:
     device_size: tuple[int, ...]
     dim_order: tuple[int, ...]
     data_format: str
+    padded_shape: tuple[int, ...] | None = None
+    """The device extent of each host dim when the layout pads some beyond the shape (zeros)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,8 @@ class Manifest:
                 out["layout"] = {"device_size": list(a.layout.device_size),
                                  "dim_order": list(a.layout.dim_order),
                                  "data_format": a.layout.data_format}
+                if a.layout.padded_shape is not None:
+                    out["layout"]["padded_shape"] = list(a.layout.padded_shape)
             if a.fill is not None:
                 out["fill"] = a.fill if math.isfinite(a.fill) else str(a.fill)
             return out
@@ -170,7 +179,9 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
         dtype=_field(obj, "dtype", str, where),
         layout=ArgLayout(_ints(_field(layout, "device_size", list, where), "device_size", where),
                          _ints(_field(layout, "dim_order", list, where), "dim_order", where),
-                         _field(layout, "data_format", str, where)),
+                         _field(layout, "data_format", str, where),
+                         _ints(layout["padded_shape"], "padded_shape", where) if "padded_shape" in layout
+                         else None),
         fill=fill)
 
 
@@ -224,7 +235,10 @@ def read_manifest(directory: str | Path) -> Manifest:
 
 def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: str,
                device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
-               nbytes: int, fill: float | None = None) -> KernelArg:
-    """A tensor kernel argument (everything but the pool); ``fill`` for a constant."""
+               nbytes: int, fill: float | None = None,
+               padded_shape: Sequence[int] | None = None) -> KernelArg:
+    """A tensor kernel argument (everything but the pool); ``fill`` for a constant (or an output
+    the runtime initialises), ``padded_shape`` for a layout padded beyond ``shape``."""
+    padded = None if padded_shape is None else tuple(padded_shape)
     return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
-                     ArgLayout(tuple(device_size), tuple(dim_order), data_format), fill)
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill)

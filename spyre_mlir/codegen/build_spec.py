@@ -23,10 +23,15 @@ innermost first) through the tensor's indexing map:
 * a constant in a reduction's output where its input has a reduced dim: that
   dim's label with ``scale_`` -1 (-2 on the stick dim, which keeps the reduced
   dim that drives the input's stick: ``kept_dims``);
+* a reduction's output also carries every reduced dim its storage has no dim
+  for (no keepdim), ``scale_`` -1, placed where the input has it, so that both
+  share one ``primaryDsInfo_`` entry (``reduction_result``);
 * a constant in a size-1 host dim of a pointwise input where the output has
   iteration dims there: their labels, innermost first, with ``scale_`` -1, or
   -2 on the stick dim (broadcast: the tensor does not advance along the label;
   on the stick every position reads the stick's element 0);
+* a constant stick coordinate otherwise (rank 0, or a pointwise input reading a
+  sparse reduction result): the stick label of ``constant_stick``, -2;
 * any other constant (a size-1 dim, or a fixed index into a window): no label.
 """
 
@@ -50,7 +55,7 @@ from xdsl.ir.affine import (
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp
-from spyre_mlir.hardware import element_bytes, round_up
+from spyre_mlir.hardware import FP16_MAX, element_bytes, round_up
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
 from spyre_mlir.passes.work_division import core_to_slice
@@ -275,12 +280,15 @@ class _SpecBuilder:
     def tensor(self, t: int) -> _Tensor:
         layout = self.accesses[t].layout
         dims = layout.device_dims
-        labels, scale, stick = [], [], None
+        labels, scale, stick, constant_at = [], [], None, None
         for j in reversed(range(len(dims) - 1)):
             h = dims[j]
             if h == ABSENT:
                 continue
-            for k, term in enumerate(self.host_dim_terms(t, h)):
+            terms = self.host_dim_terms(t, h)
+            if not terms and h == layout.stick_dim:
+                constant_at = len(labels)
+            for k, term in enumerate(terms):
                 label = self.labels[term.dim]
                 if label in labels:
                     raise self.error(f"{self.what(t)} is indexed twice by iteration dim {term.dim}")
@@ -290,18 +298,23 @@ class _SpecBuilder:
                 scale.append(1 if term.how == "dim" and not sparse else -2 if is_stick else -1)
                 if is_stick:
                     stick = label
-        if stick is None and layout.stick_dim is None:
-            stick = self.rank0_stick(t)
-            if stick is not None:
-                labels.append(stick)
-                scale.append(-2)
+        if stick is None and (layout.stick_dim is None or constant_at is not None):
+            stick = self.constant_stick(t)
+            if stick in labels:
+                stick = None
+            elif stick is not None:
+                at = len(labels) if constant_at is None else constant_at
+                labels.insert(at, stick)
+                scale.insert(at, -2)
         if stick is None:
             raise self.error(f"the stick dim of {self.what(t)} is not indexed by any iteration dim")
         return _Tensor(self.accesses[t], labels, scale, stick)
 
-    def rank0_stick(self, t: int) -> str | None:
-        """The stick label of a rank-0 tensor (``scale_`` -2): for a reduction's result, the reduced
-        dim that drives the operand's stick; for a pointwise operand, the result's stick label."""
+    def constant_stick(self, t: int) -> str | None:
+        """The stick label (``scale_`` -2) of a tensor of rank 0 or read at a constant stick
+        coordinate (a sparse reduction result, one element per stick): for a reduction's result,
+        the reduced dim that drives the operand's stick; for a pointwise operand, the result's
+        stick label (every position along it reads element 0 of the stick)."""
         if t == self.out and self.func.kind is OpKind.REDUCTION:
             stick_in = self.accesses[0].layout.stick_dim
             driver = _dim_plus_const(self.maps[0].results[stick_in]) if stick_in is not None else None
@@ -311,6 +324,27 @@ class _SpecBuilder:
         if t != self.out and self.func.kind is OpKind.POINTWISE:
             return self.tensor(self.out).stick_label
         return None
+
+    def reduction_result(self, result: _Tensor, source: _Tensor) -> _Tensor:
+        """A reduction's result in the back end's form: sticked on its input's stick label (the
+        reduced one with ``scale_`` -2 for a reduction over the stick: a sparse result), and
+        labelled with every reduced dim.  A reduced dim its storage has no dim for (no keepdim)
+        gets ``scale_`` -1 at its place among the input's labels, so that the two tensors'
+        labels agree and share one ``primaryDsInfo_`` entry (appended outermost if the kept
+        labels run in another order)."""
+        if result.stick_label != source.stick_label:
+            raise self.error(f"the result is sticked on '{result.stick_label}', its operand on "
+                             f"'{source.stick_label}': a reduction keeps its operand's stick (over the "
+                             "stick, a sparse result sticked on a kept size-1 dim)")
+        missing = [self.labels[d] for d in sorted(self.reduced) if self.labels[d] not in result.labels]
+        if not missing:
+            return result
+        labels = [label for label in source.labels if label in result.labels or label in missing]
+        if [label for label in labels if label in result.labels] != result.labels:
+            labels = [*result.labels, *(label for label in source.labels if label in missing)]
+        labels += [label for label in missing if label not in labels]
+        scale = [result.scale[result.labels.index(label)] if label in result.labels else -1 for label in labels]
+        return _Tensor(result.access, labels, scale, result.stick_label)
 
     def padded_sizes(self, tensors: Sequence[_Tensor]) -> list[int]:
         """``N_``: the labels tensors advance along their sticks by, padded to whole sticks.
@@ -324,6 +358,26 @@ class _SpecBuilder:
             i = self.labels.index(t.stick_label)
             eps[i] = max(eps[i], t.access.layout.elems_per_stick)
         return [round_up(s, e) for s, e in zip(self.space, eps)]
+
+    def check_extents(self, sizes: Sequence[int]) -> None:
+        """Every tensor's storage holds all the op addresses of it.
+
+        The op iterates the padded sizes (``N_``), so a tensor that steps along a padded
+        iteration dim is read or written that far too; its layout must cover it (stick
+        padding, ``padded_shape``), else the op would touch the bytes of its neighbours.
+        """
+        for t, (m, access) in enumerate(zip(self.maps, self.accesses)):
+            layout = access.layout
+            for h, expr in enumerate(m.results):
+                dims, const = _linear_terms(expr)  # linear: tensor(t) checked every host dim
+                last = access.window[h] + const + sum(c * (sizes[d] - 1) for d, c in dims.items() if c > 0)
+                extent = layout.padded_host_shape[h]
+                if h == layout.stick_dim:
+                    extent = round_up(extent, layout.elems_per_stick)
+                if last >= extent:
+                    raise self.error(f"{self.what(t)} is addressed up to element {last} of host dim {h}, past its "
+                                     f"storage extent {extent} (the op iterates the padded sizes {list(sizes)}); "
+                                     "its layout lacks the padding the op needs")
 
     def splits(self, sizes: Sequence[int]) -> list[int]:
         splits = list(self.op.get_core_splits() or (1,) * len(self.space))
@@ -363,7 +417,10 @@ class _SpecBuilder:
 
     def build(self, new_symbol: Callable[[], int]) -> OpSpec:
         tensors = [self.tensor(t) for t in range(len(self.maps))]
+        if self.func.kind is OpKind.REDUCTION:
+            tensors[self.out] = self.reduction_result(tensors[self.out], tensors[0])
         sizes = self.padded_sizes(tensors)
+        self.check_extents(sizes)
         splits = self.splits(sizes)
         matmul = self.func.kind is OpKind.MATMUL
         k_first = self.labels[-1] if matmul else None
@@ -429,10 +486,17 @@ class _SpecBuilder:
         if i not in self.reduced or sizes[i] == self.space[i]:
             return {}
         assert self.func.identity is not None
+        value = float(self.func.identity)
+        if not math.isfinite(value) and source.access.layout.data_format != "IEEE_FP32":
+            value = math.copysign(FP16_MAX, value)  # DLFloat16 holds no infinity; torch-spyre's choice
         return {"label": self.labels[i], "valid": self.space[i], "pad": sizes[i] - self.space[i],
-                "value": float(self.func.identity)}
+                "value": value}
 
     def consts(self) -> dict[str, float]:
+        """Scalar inputs and parameters of the op func; for an averaging reduction (mean) the
+        ``scaling_factor`` the back end multiplies the sum by: 1 / the reduced (unpadded) count."""
+        if self.func.averages:
+            return {"scaling_factor": 1.0 / math.prod(self.space[d] for d in self.reduced)}
         values = getattr(self.op, "const_values", None)
         return {k: float(v) for k, v in values().items()} if values is not None else {}
 

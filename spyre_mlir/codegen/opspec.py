@@ -100,7 +100,7 @@ class OpSpec:
     """Labels in core -> slice order, fastest first (``coreIdToWkSlice_`` key order)."""
     args: tuple[ArgSpec, ...]
     consts: Mapping[str, float] = field(default_factory=dict)
-    """Scalar inputs and parameters of the op func, by name."""
+    """Scalar inputs and parameters of the op func, by name (a mean's ``scaling_factor``)."""
     mask: Mapping[str, Any] = field(default_factory=dict)
     """For a reduction over a padded stick: label, valid, pad, value."""
 

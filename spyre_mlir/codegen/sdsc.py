@@ -1,6 +1,7 @@
 # OpSpec -> SDSC JSON (DESIGN §10): the per-op file the Spyre back end
 # consumes, with the structure and key order of torch-spyre's emitter
-# (reference/sdsc/*.json).  Reads OpSpec records; writes JSON-ready dicts/text.
+# (test/data/reference/sdsc/*.json).  Reads OpSpec records; writes JSON-ready
+# dicts/text.
 """SDSC JSON generation.
 
 :func:`sdsc_json` builds the ``{"<n>_<opFuncName>": SuperDsc}`` document of one
@@ -18,45 +19,75 @@ built here).  Field rules:
   ``backGapCore_`` for a window of a larger tensor, ``coordinates_`` folds.
 * no ``debug_handle_`` (the schema forbids it; torch-spyre writes null);
 * ``labeledDs_`` ``scale_`` per layout label: 1 the tensor advances with the
-  label; -1 extent 1 (a reduction's kept size-1 output dim, as in the
-  references, and also an input's size-1 dim broadcast along the label); -2 one
-  element per stick on the stick dim (a reduction over the stick, as in the
-  references, and also an input broadcast along the stick: every position of
-  the label reads element 0 of the stick).  No reference shows a broadcast
-  read; this symmetric use of ``scale_`` is our convention.  The ``coordinates_``
-  folds follow ``scale_``: -1 and -2 labels have element folds of alpha 0, and a
-  core_fold of alpha 0 when cores split the label (they share the element);
+  label; -1 extent 1 (a reduced label of a reduction's output, and also an
+  input's size-1 dim broadcast along the label); -2 one element per stick on
+  the stick dim (a reduction over the stick, and also an input broadcast along
+  the stick: every position of the label reads element 0 of the stick).  No
+  reference shows a broadcast read; this symmetric use of ``scale_`` is our
+  convention.  The ``coordinates_`` of a -1 or -2 label fold one element of one
+  slice, however many cores split the label: core_fold factor 1 and alpha 1
+  (-1) or the stick size (-2), element folds of one element (-2: alpha 0 within
+  the stick), as torch-spyre writes them;
 * a storage dim indexed by several iteration dims (``d0*256 + d2``: a view
   folded into the indexing map) is several layout labels, innermost first,
   each with its own ``coordinates_`` entry; the strides follow from the extents;
 * ``computeOp_`` with ``opFuncName`` and ``exUnit``;
-  ``constantInfo_`` for the mask value and scalar operands (fp bits as integers);
-  ``coordinateMasking_`` / ``maskingConstId_`` for reductions over a padded stick.
+  ``constantInfo_`` for scalar operands and a mean's ``scaling_factor``, then
+  the mask value, each its bit pattern in the op's data format (SEN169_FP16 is
+  DLFloat16, 1-6-9, not IEEE binary16: ``hardware.encode_scalar``; checked
+  against torch-spyre's ``mean_keepdim`` example, whose 1/1024 is 10752).
+  torch-spyre writes the pattern as a decimal string (``["10752"]``); the
+  SDSC bundle schema allows only integers there, so we write the integer;
+  ``coordinateMasking_`` /
+  ``maskingConstId_`` (the mask value's id) for reductions over a padded stick.
+
+Reductions (every reduction op func: sum, max, min, mean) take torch-spyre's
+form; what each part was checked against:
+
+* over the stick: the output is sparse, sticked on the reduced label with
+  ``scale_`` -2, and shares the input's ``primaryDsInfo_`` entry and label
+  order; the op func is ``<op>``: ``sdsc/sum_lastdim_256x150_fp16.json`` of
+  ``test/data/reference`` (``x.sum(-1)``), field by field in test_codegen.py.
+  Without keepdim the result has the same form (spyre-stickify keeps its
+  reduced dims, size 1, and views them away);
+* off the stick: the output keeps each reduced label with ``scale_`` -1, at its
+  place among the input's labels, and shares the input's entry (``x.sum(0)``
+  on [512, 1024]: one OUTPUT entry, ``layoutDimOrder_`` [out, mb], output
+  ``scale_`` [-1, 1], keepdim or not); the op func is ``<op>nonstick``.  No
+  torch-spyre file of such an op was at hand: checked against its SDSC
+  emitter's source (``torch_spyre/_inductor/codegen/superdsc.py``: every
+  tensor gets the reduced dims it lacks, -1, or -2 on the op's stick for a
+  sparse one; ``nonstick`` exactly when the output has no -2; tensors whose
+  labels, stick and stick size agree share one layout entry) and the SDSC
+  bundle interface spec (a reduction's input and output have the same stick
+  layout);
+* a mean's ``scaling_factor`` (1 / the reduced unpadded count) as constant 0,
+  the mask value after it: torch-spyre's ``mean_keepdim`` example SDSC (its
+  ``extensions/spyre-cli/examples``) and the interface spec's op table;
+* our conventions where no torch-spyre form was found: a reduction over
+  several dims keeps each reduced label in one op (torch-spyre splits such
+  reductions into single-dim ones first); every allocate node's
+  ``layoutDimOrder_`` is its ``primaryDsInfo_`` entry's (torch-spyre's current
+  emitter writes the tensor's own order there, the reduced labels last, which
+  places the extent-1 labels elsewhere but addresses the same bytes); an
+  output whose labels do not agree with the input's gets its own entry
+  (OUTPUT for the output, KERNEL for the input).
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import numpy as np
 
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
+from spyre_mlir.hardware import encode_scalar
 from spyre_mlir.passes.work_division import core_to_slice
 
 _DIM_EXTRAS = ("symbolicDimInfo_", "maxSymbolicVolume_", "coreletSplit_", "rowSplit_",
                "peSfpSplit_", "paddingSizes_")
-
-
-def encode_scalar(value: float, data_format: str) -> int:
-    """The bit pattern of ``value`` in ``data_format``, as an unsigned integer."""
-    if data_format == "IEEE_FP32":
-        return struct.unpack("<I", struct.pack("<f", value))[0]
-    if data_format == "SENINT8":
-        return int(value) & 0xFF
-    return int(np.array(value, dtype=np.float16).view(np.uint16))
 
 
 def core_slices(spec: OpSpec) -> list[dict[str, int]]:
@@ -92,20 +123,18 @@ def _coordinates(spec: OpSpec, arg: ArgSpec) -> dict[str, Any]:
     splits = dict(zip(spec.labels, spec.splits))
     info = {}
     for label, scale in zip(arg.layout_labels, arg.scale):
-        stick = label == arg.stick_label
-        n, eps = per_core[label], arg.stick_size
-        shared = splits[label] > 1  # cores split a label the tensor does not advance along: same element
+        stick, eps = label == arg.stick_label, arg.stick_size
+        # A label the tensor does not advance along (-1, -2) folds as one element of one slice.
+        n, split = (per_core[label], splits[label]) if scale == 1 else (1, 1)
         if scale == -2:
-            core_alpha = 0 if shared else eps
+            core_alpha = eps
             inner = [(_affine(eps), _fold(1, "elem_arr_1")), (_affine(0), _fold(eps, "elem_arr_0"))]
-        elif scale == -1:
-            core_alpha, inner = 0, [(_affine(0), _fold(1, "elem_arr_0"))]
         elif stick:
             core_alpha = n
             inner = [(_affine(eps), _fold(max(n // eps, 1), "elem_arr_1")), (_affine(1), _fold(eps, "elem_arr_0"))]
         else:
             core_alpha, inner = n, [(_affine(1), _fold(n, "elem_arr_0"))]
-        folds = [(_affine(core_alpha), _fold(splits[label], "core_fold")),
+        folds = [(_affine(core_alpha), _fold(split, "core_fold")),
                  (_affine(0), _fold(1, "corelet_fold")), (_affine(0), _fold(1, "row_fold")), *inner]
         info[label] = {"spatial": 3, "temporal": 0, "elemArr": 2 if stick else 1, "padding": "nopad",
                        "folds": {"dim_prop_func": [f for f, _ in folds], "dim_prop_attr": [a for _, a in folds]}}
@@ -141,11 +170,11 @@ def _labeled_ds(index: int, arg: ArgSpec) -> dict[str, Any]:
 
 
 def _constants(spec: OpSpec, data_format: str) -> tuple[dict[str, Any] | str, int]:
-    """``constantInfo_`` and the masking constant's id (-1 when none)."""
-    entries: list[tuple[str, float]] = []
+    """``constantInfo_`` and the masking constant's id (-1 when none): the op's constants, then the
+    masking value (a mean's ``scaling_factor`` comes first, as in torch-spyre)."""
+    entries = list(spec.consts.items())
     if spec.mask:
         entries.append(("samv-maskvalue", float(spec.mask["value"])))
-    entries.extend(spec.consts.items())
     if not entries:
         return "{}", -1
     info = {}
@@ -154,7 +183,7 @@ def _constants(spec: OpSpec, data_format: str) -> tuple[dict[str, Any] | str, in
             "dim_prop_func": [{"Const": {}}, {"Const": {}}, {"Map": {}}],
             "dim_prop_attr": [_fold(spec.num_cores, "core"), _fold(1, "corelet"), _fold(1, "time")],
             "data_": {"[0, 0, 0]": [encode_scalar(value, data_format)]}}}
-    return info, 0 if spec.mask else -1
+    return info, len(spec.consts) if spec.mask else -1
 
 
 def _primary_ds_info(spec: OpSpec) -> dict[str, Any]:

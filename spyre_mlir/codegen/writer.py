@@ -48,7 +48,8 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
         return KernelArg(value("index"), "pool", value("name"), value("nbytes"))
     return tensor_arg(value("index"), value("role"), value("name"), value("shape"), value("dtype"),
                       value("device_size"), value("dim_order"), value("data_format"), value("nbytes"),
-                      value("fill") if "fill" in d else None)
+                      value("fill") if "fill" in d else None,
+                      value("padded_shape") if "padded_shape" in d else None)
 
 
 def bundle_files(module: ModuleOp) -> dict[str, str]:

@@ -4,6 +4,8 @@
 # layouts.  Reads host arrays and the manifest; writes device buffers.
 """Device memory of the reference interpreter.
 
+HBM the program itself must write (the pool, outputs) starts as :data:`POISON`
+bytes (nan), so a program that relies on memory being zero fails its comparison.
 LX and its ownership map are anonymous memory mappings: zero, and costing a
 page fault only where a run writes (a few hundred KiB of the 64 MiB of LX;
 numpy's zeroed arrays of that size are backed by huge pages, each zeroed
@@ -29,6 +31,12 @@ from spyre_mlir.hardware import SpyreConfig, device_numpy_dtype
 from spyre_mlir.interpreter.casts import store
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
 from spyre_mlir.manifest import KernelArg
+
+POISON = 0xFF
+"""The byte HBM the program itself must write starts as (the pool, outputs without a ``fill``):
+a float16 or float32 word of such bytes is nan, an int8 one -1, so a read of bytes nothing
+wrote (padding a layout promises as zeros, a pool block another value left behind) shows
+in the result instead of reading as the zeros of a fresh simulated device."""
 
 SEGMENT_BYTES = 16 << 30
 """HBM allocations start at multiples of 16 GiB (argument i at (i + 1) x 16 GiB)."""
@@ -58,6 +66,19 @@ def _device_form(host: np.ndarray, layout: StickLayout) -> np.ndarray:
     return as_strided(host, layout.device_size, strides)
 
 
+def _poisoned(arg: KernelArg) -> bool:
+    """True for an allocation only the program writes: the pool, an output without a ``fill``."""
+    return arg.role == "pool" or (arg.role == "output" and arg.fill is None)
+
+
+def _initial(arg: KernelArg) -> np.ndarray:
+    """The bytes of ``arg``'s allocation on a new device: :data:`POISON` where only the program
+    writes (:func:`_poisoned`), else zeros (staging or the runtime's fill overwrites them)."""
+    if _poisoned(arg):
+        return np.full(arg.nbytes, POISON, np.uint8)
+    return np.zeros(arg.nbytes, np.uint8)
+
+
 def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
     """A zero array of ``shape`` in an anonymous memory mapping."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
@@ -77,7 +98,7 @@ class Device:
 
     def __init__(self, args: tuple[KernelArg, ...], config: SpyreConfig):
         self.config = config
-        self.allocations = [Allocation(a, (a.index + 1) * SEGMENT_BYTES, np.zeros(a.nbytes, np.uint8))
+        self.allocations = [Allocation(a, (a.index + 1) * SEGMENT_BYTES, _initial(a))
                             for a in sorted(args, key=lambda a: a.index)]
         self.lx = _zeros((config.cores, config.lx_bytes), np.uint8)
         self.lx_owner = _zeros((config.cores, config.lx_bytes // LX_GRANULE), np.int64)
@@ -92,7 +113,7 @@ class Device:
         numbered ``rewritten`` keep their bytes: the caller overwrites them whole."""
         for alloc in self.allocations:
             if alloc.arg.index not in rewritten:
-                alloc.data.fill(0)
+                alloc.data.fill(POISON if _poisoned(alloc.arg) else 0)
         self.lx[:, :self.lx_used] = 0
         self.lx_owner[:, :-(-self.lx_used // LX_GRANULE)] = 0
         self.lx_values.clear()
@@ -143,7 +164,7 @@ class Device:
     def layout_of(arg: KernelArg) -> StickLayout:
         """The stick layout of ``arg``, checked against the manifest's description."""
         assert arg.layout is not None and arg.shape is not None
-        layout = stick_layout(arg.shape, arg.dtype, arg.layout.dim_order)
+        layout = stick_layout(arg.shape, arg.dtype, arg.layout.dim_order, padded_shape=arg.layout.padded_shape)
         checks = (("device_size", list(arg.layout.device_size), layout.device_size),
                   ("data_format", arg.layout.data_format, layout.data_format),
                   ("nbytes", arg.nbytes, layout.nbytes))

@@ -10,10 +10,12 @@ All cores read before any core writes (in-place ops are safe).  A reduction's
 output listed in ``inputLabeledDs`` is its accumulator, not a data input: the
 result does not depend on the output's previous contents.  Reductions mask
 ``coordinateMasking_`` padding with the op func's identity (sum/mean 0, max
--inf, min +inf); mean divides by the unpadded element count.  Cores whose
-work slices differ only in dims the output does not keep form a cohort: their
-partial results are merged with the op func's ``combine`` (in core order) and
-written once.
+-inf, min +inf); mean multiplies the sum by its ``scaling_factor`` constant
+(1 / the unpadded element count).  An input broadcast along a reduced dim (no
+label, or ``scale_`` -1) counts once per position of it: the op iterates every
+dim of ``N_``.  Cores whose work slices differ only in dims the output does not
+keep form a cohort: their partial results are merged with the op func's
+``combine`` (in core order) and written once.
 
 Broadcast reads (our convention; no reference shows one): an input label with
 ``scale_`` -1 has extent 1 and is broadcast along the iteration dim; with -2
@@ -76,13 +78,18 @@ class SdscKernel:
             raise SpyreError(f"op func '{spec.op_name}' takes {arity} tensor inputs besides its scalar "
                              f"constants {sorted(self.scalars)}, computeOp_ lists {len(spec.inputs)}",
                              loc=spec.filename)
+        if op.averages and "scaling_factor" not in spec.constants:
+            raise SpyreError(f"op func '{spec.op_name}' needs the constant 'scaling_factor' (1 / the reduced "
+                             "element count) in constantInfo_", loc=spec.filename)
         if spec.masking and op.kind is not OpKind.REDUCTION:
             raise SpyreError(f"coordinateMasking_ on the {op.kind.value} op '{spec.op_name}' is not supported",
                              loc=spec.filename)
         out = spec.tensors[spec.outputs[0]]
         self.reduced = tuple(label for label in spec.labels
                              if label not in out.scale or out.scale[label] != SCALE_KEPT)
-        """Iteration dims the output does not keep (cores differing only there share an output slice)."""
+        """Iteration dims the output does not keep (cores differing only there share an output slice):
+        a reduction's output labels them with ``scale_`` -1 or -2 (torch-spyre's form, checked when
+        the file is read), a matmul's output lacks its contraction dim."""
         self.full_shape = tuple(1 if label in self.reduced else spec.core_sizes[label] for label in spec.labels)
         """Per-core shape of a result over all iteration dims."""
         self.cohorts = _cohorts(spec, self.reduced)
@@ -134,15 +141,22 @@ class SdscKernel:
             return self._matmul(geometries, inputs)
         full = [self._full_rank(g, x) for g, x in zip(geometries, inputs)]
         if op.kind is OpKind.REDUCTION:
-            x = self._masked(full[0])
             axes = tuple(1 + spec.labels.index(label) for label in self.reduced)
+            x = self._masked(self._over_reduced(full[0], axes))
             if op.averages:
-                count = math.prod(self._valid(label) for label in self.reduced)
-                return np.sum(x, axis=axes, keepdims=True) / np.float32(count)
+                return np.sum(x, axis=axes, keepdims=True) * np.float32(spec.constants["scaling_factor"])
             return op.compute(x, axis=axes)
         tensors = iter(full)
         args = [np.float32(self.scalars[name]) if name in self.scalars else next(tensors) for name in op.inputs]
         return np.asarray(op.compute(*args, **self.params), dtype=np.float32)
+
+    def _over_reduced(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        """``x`` repeated along the reduced ``axes`` it is broadcast along (extent 1): the op iterates
+        every reduced dim over its per-core extent and adds a broadcast input once per position."""
+        shape = list(x.shape)
+        for axis in axes:
+            shape[axis] = self.spec.core_sizes[self.spec.labels[axis - 1]]
+        return np.broadcast_to(x, shape)
 
     def _full_rank(self, g: Geometry, values: np.ndarray) -> np.ndarray:
         """``values`` with size-1 axes for the iteration dims the tensor lacks or is broadcast along.
@@ -157,14 +171,21 @@ class SdscKernel:
                                                else 1 for label in self.spec.labels])
 
     def _matmul(self, geometries: list[Geometry], inputs: list[np.ndarray]) -> np.ndarray:
-        """Both operands' cores in one contraction; an operand every core shares has no core axis."""
+        """Both operands' cores in one contraction; an operand every core shares has no core axis.
+
+        An output label neither operand has (M = 1: a constant row coordinate has no label)
+        does not change the product: the result is the same along it."""
         dims = [((_CORE_AXIS,) if len(x) > 1 else ()) + g.dims for g, x in zip(geometries, inputs)]
         operands = [x if len(x) > 1 else x[0] for x in inputs]
         per_core = any(len(x) > 1 for x in inputs)
-        out = ((_CORE_AXIS,) if per_core else ()) + tuple(label for label in self.spec.labels
-                                                         if label not in self.reduced)
+        kept = [label for label in self.spec.labels if label not in self.reduced]
+        read = {*dims[0], *dims[1]}
+        out = ((_CORE_AXIS,) if per_core else ()) + tuple(label for label in kept if label in read)
         result = _contract(operands[0], dims[0], operands[1], dims[1], out)
-        return result.reshape((len(result) if per_core else 1, *self.full_shape))
+        cores = len(result) if per_core else 1
+        shape = [n if label not in self.reduced and label in read else 1
+                 for label, n in zip(self.spec.labels, self.full_shape)]
+        return np.broadcast_to(result.reshape((cores, *shape)), (cores, *self.full_shape))
 
     def _masked(self, x: np.ndarray) -> np.ndarray:
         """``x`` with padded coordinates (``coordinateMasking_``) set to the op's identity."""
@@ -187,10 +208,6 @@ class SdscKernel:
             firsts = [spec.slices[core][label] * spec.core_sizes[label] for core in spec.cores]
             self.masks[key] = np.stack([pad[first: first + extent] for first in firsts])
         return self.masks[key]
-
-    def _valid(self, label: str) -> int:
-        segments = self.spec.masking.get(label)
-        return sum(v for v, _ in segments) if segments else self.spec.sizes[label]
 
     # 4. Outputs: one result per cohort, as the output tensor's per-core arrays.
     @property

@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import FORMAT_BYTES
+from spyre_mlir.hardware import FORMAT_BYTES, decode_scalar
 from spyre_mlir.opfuncs import OpFunc, OpKind, lookup
 
 SCALE_KEPT, SCALE_REDUCED, SCALE_STICK_REDUCED = 1, -1, -2
@@ -220,10 +219,34 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
     inputs = tuple(name for name in refs("inputLabeledDs") if name not in outputs)
     if len(outputs) != 1:
         raise r.fail(f"{cpath}.outputLabeledDs", f"expected one output tensor, got {len(outputs)}")
+    if op.kind is OpKind.REDUCTION:
+        index = next(i for i, name in by_index.items() if name == outputs[0])
+        _check_reduction(r, op_name, [tensors[name] for name in inputs], tensors[outputs[0]], labels,
+                         f"{path}.labeledDs_[{index}].scale_")
     masking = _masking(r, r.get(dsc, "coordinateMasking_", dict, path), f"{path}.coordinateMasking_", sizes)
     constants = _constants(r, dsc.get("constantInfo_", "{}"), f"{path}.constantInfo_")
     return SdscSpec(filename, op_name, op, labels, sizes, core_sizes, splits, slices, tensors,
                     inputs, outputs, masking, constants)
+
+
+def _check_reduction(r: _Reader, op_name: str, inputs: list[TensorSpec], out: TensorSpec,
+                     labels: tuple[str, ...], spath: str) -> None:
+    """A reduction in torch-spyre's form: its output has every iteration dim, each reduced one with
+    ``scale_`` -1, or -2 on the stick (a sparse output), is sticked like its input, and the op func
+    is the ``nonstick`` one exactly when no dim has -2."""
+    missing = [label for label in labels if label not in out.scale]
+    if missing:
+        raise r.fail(spath, f"reduction output {out.name} has no dim '{missing[0]}'; a reduced dim stays "
+                     "with scale_ -1 (-2 on the stick)")
+    if all(s == SCALE_KEPT for s in out.scale.values()):
+        raise r.fail(spath, f"reduction output {out.name} reduces no dim (no scale_ -1 or -2)")
+    if len(inputs) == 1 and inputs[0].stick_label != out.stick_label:
+        raise r.fail(spath, f"reduction output {out.name} is sticked on '{out.stick_label}', its input "
+                     f"{inputs[0].name} on '{inputs[0].stick_label}'")
+    sparse, base = SCALE_STICK_REDUCED in out.scale.values(), op_name.removesuffix("nonstick")
+    if (base != op_name) == sparse:
+        raise r.fail(spath, f"op func '{op_name}' with {'a' if sparse else 'no'} scale_ -2 on output "
+                     f"{out.name}: a reduction over the stick is '{base}', another '{base}nonstick'")
 
 
 def _core_slices(r: _Reader, top: dict, dsc: dict, key: str, path: str, labels: tuple[str, ...],
@@ -351,15 +374,6 @@ def _core_folds(r: _Reader, node: dict, npath: str, order: tuple[str, ...]) -> d
     return out
 
 
-def _decode_scalar(bits: int, data_format: str) -> float:
-    """The value of the bit pattern ``bits`` in ``data_format``."""
-    if data_format == "IEEE_FP32":
-        return float(np.array(bits & 0xFFFFFFFF, np.uint32).view(np.float32))
-    if data_format == "SENINT8":
-        return float(np.array(bits & 0xFF, np.uint8).view(np.int8))
-    return float(np.array(bits & 0xFFFF, np.uint16).view(np.float16))
-
-
 def _constants(r: _Reader, info: Any, path: str) -> dict[str, float]:
     """``constantInfo_`` (an object of entries, or the string ``"{}"``) by ``name_``.
 
@@ -382,7 +396,7 @@ def _constants(r: _Reader, info: Any, path: str) -> dict[str, float]:
         bits = values.get("[0, 0, 0]")
         if not isinstance(bits, list) or len(bits) != 1 or not isinstance(bits[0], int):
             raise r.fail(f"{epath}.data_.data_", "expected {\"[0, 0, 0]\": [bits]} (one value for all cores)")
-        out[name] = _decode_scalar(bits[0], fmt)
+        out[name] = decode_scalar(bits[0], fmt)
     return out
 
 

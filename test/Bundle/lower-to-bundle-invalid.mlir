@@ -21,3 +21,34 @@ func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
   func.return %y : tensor<64x128xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (exp) to SDSC: core split 3 does not divide the padded size 64
+
+// -----
+
+// A reduction over the stick into a dense result (not sticked on the reduced
+// dim): the back end's stick reductions write a sparse one.
+func.func @main(%a: tensor<256x128xf16>) -> tensor<256xf16> {
+  %s = spyre.reduce "sum" (%a) dims [1] : (tensor<256x128xf16>) -> tensor<256xf16>
+  func.return %s : tensor<256xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.reduce' (sum) to SDSC: the result is sticked on 'mb', its operand on 'out': a reduction keeps its operand's stick
+
+// -----
+
+// K = 100 is not a whole stick, so the matmul iterates 128 rows of B; a B
+// whose layout holds 100 (spyre-stickify would have padded it) is refused
+// rather than read past its end.
+func.func @main(%a: tensor<32x100xf16>, %b: tensor<100x64xf16>) -> tensor<32x64xf16> {
+  %c = spyre.matmul (%a, %b) : (tensor<32x100xf16>, tensor<100x64xf16>) -> tensor<32x64xf16>
+  func.return %c : tensor<32x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.matmul' (batchmatmul) to SDSC: operand #1 is addressed up to element 127 of host dim 0, past its storage extent 100 (the op iterates the padded sizes [32, 64, 128]); its layout lacks the padding the op needs
+
+// -----
+
+// An fp16 -> fp32 cast of 96 columns iterates two fp16 sticks, 128 columns:
+// an fp32 result of three sticks cannot hold them.
+func.func @main(%x: tensor<64x96xf16>) -> tensor<64x96xf32> {
+  %y = spyre.pointwise "identity" (%x) : (tensor<64x96xf16>) -> tensor<64x96xf32>
+  func.return %y : tensor<64x96xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (identity) to SDSC: the result is addressed up to element 127 of host dim 1, past its storage extent 96

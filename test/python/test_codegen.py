@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.codegen import bundle_files
-from spyre_mlir.codegen.sdsc import dumps, encode_scalar
+from spyre_mlir.codegen.sdsc import dumps
 from spyre_mlir.dialects.spyre import attach_target, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.mlir_text import make_context, parse_module
@@ -162,7 +162,7 @@ def test_sum_lastdim_256x150(schema):
     d, r = dsc(ours), dsc(ref)
     assert d["maskingConstId_"] == r["maskingConstId_"] == 0
     assert d["constantInfo_"]["0"]["name_"] == r["constantInfo_"]["0"]["name_"]
-    assert d["constantInfo_"]["0"]["data_"]["data_"] == {"[0, 0, 0]": [encode_scalar(0.0, "SEN169_FP16")]}
+    assert d["constantInfo_"]["0"]["data_"]["data_"] == {"[0, 0, 0]": [0]}
     assert _spec_offsets(files, 0) == [[c * 8 * 128 for c in range(32)]] * 2
 
 
@@ -184,6 +184,72 @@ def test_sum_dim0_512x1024_nonstick(schema):
                                               "stickSize_": [64]}}
     # mb (1024 columns = 16 sticks) split 16: one stick column (512 rows x 128 B) per core.
     assert _spec_offsets(files, 0) == [[c * 512 * 128 for c in range(16)], [c * 128 for c in range(16)]]
+
+
+def test_sum_dim0_512x1024_without_keepdim_keeps_the_reduced_label(schema):
+    """``x.sum(0)`` on fp16 [512, 1024] in torch-spyre's form: the [1024] output keeps the reduced
+    label ``out`` with ``scale_`` -1 and shares the input's ``primaryDsInfo_`` entry, field by field
+    the SDSC of the keepdim [1, 1024] output.  (Its dim was dropped, with a KERNEL entry of its own.)"""
+    import jsonschema
+
+    def compile_sum(result: list[int]) -> dict[str, str]:
+        return compile_text(f'%y = spyre.reduce "sum" (%a) dims [0] {{core_splits = array<i64: 16, 1>}} : '
+                            f"({t([512, 1024])}) -> {t(result)}\nfunc.return %y : {t(result)}",
+                            [("a", [512, 1024])], [result])
+
+    files = compile_sum([1024])
+    jsonschema.validate(json.loads(files["sdsc_0.json"]), schema)
+    d = dsc(sdsc(files))
+    assert d["computeOp_"][0]["opFuncName"] == "sumnonstick"
+    assert d["primaryDsInfo_"] == {"OUTPUT": {"layoutDimOrder_": ["out", "mb"], "stickDimOrder_": ["mb"],
+                                              "stickSize_": [64]}}
+    assert [x["dsType_"] for x in d["labeledDs_"]] == ["OUTPUT", "OUTPUT"]
+    assert [x["scale_"] for x in d["labeledDs_"]] == [[1, 1], [-1, 1]]
+    assert [n["layoutDimOrder_"] for n in d["scheduleTree_"]] == [["out", "mb"], ["out", "mb"]]
+    assert [n["maxDimSizes_"] for n in d["scheduleTree_"]] == [[-1, -1], [-1, -1]]
+    out = d["scheduleTree_"][1]["coordinates_"]["coordInfo"]["out"]["folds"]
+    assert [(f["Affine"]["alpha_"], a["factor_"], a["label_"]) for f, a in
+            zip(out["dim_prop_func"], out["dim_prop_attr"])] == [
+        (1, 1, "core_fold"), (0, 1, "corelet_fold"), (0, 1, "row_fold"), (1, 1, "elem_arr_0")]
+    assert semantic(sdsc(files)) == semantic(sdsc(compile_sum([1, 1024])))
+    assert _spec_offsets(files, 0) == [[c * 512 * 128 for c in range(16)], [c * 128 for c in range(16)]]
+
+
+def _core_fold(files: dict[str, str], tensor: int, label: str) -> tuple[int, int]:
+    """(alpha, factor) of the core_fold of ``label`` in tensor ``tensor``'s ``coordinates_``."""
+    folds = dsc(sdsc(files))["scheduleTree_"][tensor]["coordinates_"]["coordInfo"][label]["folds"]
+    (fold,) = [(f["Affine"]["alpha_"], a["factor_"]) for f, a in zip(folds["dim_prop_func"], folds["dim_prop_attr"])
+               if a["label_"] == "core_fold"]
+    return fold
+
+
+def test_a_reduced_label_split_over_cores_folds_one_element_of_one_slice():
+    """Cores that split a reduced dim share the output's element: its label's core_fold has
+    factor 1 (alpha 1, the stick size for -2), as torch-spyre writes any -1 or -2 label.
+    (It had the split as factor, with alpha 0.)"""
+    nonstick = compile_text(f'%y = spyre.reduce "sum" (%a) dims [0] {{core_splits = array<i64: 4, 8>}} : '
+                            f"({t([512, 1024])}) -> {t([1024])}\nfunc.return %y : {t([1024])}",
+                            [("a", [512, 1024])], [[1024]])
+    assert (_core_fold(nonstick, 0, "out"), _core_fold(nonstick, 1, "out")) == ((64, 8), (1, 1))
+    stick = compile_text(f'%y = spyre.reduce "sum" (%a) dims [1] {{core_splits = array<i64: 4, 4>}} : '
+                         f"({t([256, 256])}) -> {t([256, 1])}\nfunc.return %y : {t([256, 1])}",
+                         [("a", [256, 256])], [[256, 1]], cores=16)
+    assert (_core_fold(stick, 0, "out"), _core_fold(stick, 1, "out")) == ((64, 4), (64, 1))
+
+
+def test_mean_scaling_factor_is_the_first_constant_before_the_mask(schema):
+    """A mean carries ``scaling_factor`` (1 / the unpadded reduced count) as constant 0, as in
+    torch-spyre's mean; the masking value follows it (``maskingConstId_`` 1)."""
+    import jsonschema
+    files = compile_text(f'%y = spyre.reduce "mean" (%a) dims [1] : ({t([256, 150])}) -> {t([256, 1])}\n'
+                         f"func.return %y : {t([256, 1])}", [("a", [256, 150])], [[256, 1]])
+    jsonschema.validate(json.loads(files["sdsc_0.json"]), schema)
+    d = dsc(sdsc(files))
+    assert d["computeOp_"][0]["opFuncName"] == "mean"
+    assert [(c["name_"], c["data_"]["data_"]) for c in d["constantInfo_"].values()] == [
+        ("scaling_factor", {"[0, 0, 0]": [12138]}),
+        ("samv-maskvalue", {"[0, 0, 0]": [0]})]
+    assert d["maskingConstId_"] == 1 and d["coordinateMasking_"] == {"out": [[150, 42]]}
 
 
 def test_matmul_128x256x64_m2_k4(schema):

@@ -178,7 +178,7 @@ def test_a_reduction_of_a_transposed_operand_keeps_its_reduced_stick(imported, t
 
 def test_full_reductions_to_rank0_and_their_scalar_arithmetic(imported, tmp_path):
     """``x.amin()``, ``x.sum() * 2``, ``exp(x.mean())``: rank-0 tensors had no stick label and
-    rank-0 pointwise ops no iteration dim (codegen ``rank0_stick``)."""
+    rank-0 pointwise ops no iteration dim (codegen ``constant_stick``)."""
     _check("rank0_reductions_and_scalar_arithmetic", imported, tmp_path)
 
 

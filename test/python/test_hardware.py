@@ -9,9 +9,11 @@ from spyre_mlir.hardware import (
     SpyreConfig,
     canonical_dtype,
     data_format,
+    decode_scalar,
     device_numpy_dtype,
     driver_cores,
     element_bytes,
+    encode_scalar,
     round_up,
     target_overrides,
 )
@@ -163,3 +165,32 @@ def test_target_overrides_name_the_bad_option():
     with pytest.raises(SpyreError, match="^p: cores=0: cores must be"):
         target_overrides(0, 0.5, "p")
 
+
+@pytest.mark.parametrize("value, bits", [
+    (1 / 1024, 10752), (1e-5, 7327), (0.00390625, 11776), (0.000347222222222222, 9944),  # torch-spyre's
+    (0.0, 0), (-0.0, 0x8000), (1.0, 31 << 9), (-2.5, 0x8000 | 32 << 9 | 128), (1e-12, 0),
+])
+def test_sen169_fp16_constants_are_dlfloat16(value, bits):
+    """SEN169_FP16 constants are DLFloat16 (1-6-9, bias 31), not IEEE binary16 (1/1024 would be 5120)."""
+    assert encode_scalar(value, "SEN169_FP16") == bits
+    assert decode_scalar(bits, "SEN169_FP16") == pytest.approx(value, rel=2 ** -10, abs=1e-12)
+
+
+def test_dlfloat16_rounds_to_nearest_even_and_keeps_nine_fraction_bits():
+    one_and_half_step = 1 + 1.5 / 512  # halfway between steps 1 and 2: to the even one
+    assert encode_scalar(one_and_half_step, "SEN169_FP16") == 31 << 9 | 2
+    for value in np.linspace(-1000, 1000, 101):
+        decoded = decode_scalar(encode_scalar(float(value), "SEN169_FP16"), "SEN169_FP16")
+        assert abs(decoded - value) <= abs(value) * 2 ** -10
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 1e10])
+def test_a_constant_dlfloat16_cannot_hold_is_an_error(value):
+    with pytest.raises(SpyreError, match="SEN169_FP16"):
+        encode_scalar(value, "SEN169_FP16")
+
+
+def test_fp32_and_int8_constants_are_their_bits():
+    assert encode_scalar(1.0, "IEEE_FP32") == 0x3F800000
+    assert decode_scalar(encode_scalar(float("-inf"), "IEEE_FP32"), "IEEE_FP32") == float("-inf")
+    assert encode_scalar(-3, "SENINT8") == 0xFD and decode_scalar(0xFD, "SENINT8") == -3

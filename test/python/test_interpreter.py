@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import encode_scalar
 from spyre_mlir.interpreter import compare, run, tolerance_for
 from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR
-from test_interpreter_support import (
-    REFERENCE, SCHEMA, SEED_SHAPE, HostTensor, edit_json, needs_reference, reference_bundle_dir,
-    single_op_dir)
+from reference_files import REFERENCE, SCHEMA
+from test_interpreter_support import SEED_SHAPE, HostTensor, edit_json, reference_bundle_dir, single_op_dir
 
-pytestmark = needs_reference
 FP16 = tolerance_for("float16")
 MIB = 1 << 20
 
@@ -60,10 +59,15 @@ def test_add_100x150_on_4_cores_with_stick_padding(tmp_path):
     assert stats.as_dict()["hbm_bytes_read"] == 2 * 3 * 100 * 128  # padded sticks are read too
 
 
-def test_sum_over_the_stick_dim_masks_padding_and_writes_sparse_sticks(tmp_path):
-    out = single_op_dir(tmp_path, REFERENCE / "sdsc" / "sum_lastdim_256x150_fp16.json", [
+def _sum_lastdim_dir(tmp_path):
+    """The reference ``x.sum(-1)`` of [256, 150] alone, its output staged as [256, 1]."""
+    return single_op_dir(tmp_path, REFERENCE / "sdsc" / "sum_lastdim_256x150_fp16.json", [
         HostTensor("x", "input", (256, 150), ("mb", "out")),
         HostTensor("s", "output", (256, 1), ("mb", "out"))])
+
+
+def test_sum_over_the_stick_dim_masks_padding_and_writes_sparse_sticks(tmp_path):
+    out = _sum_lastdim_dir(tmp_path)
     rng = np.random.default_rng(4)
     x = _normal(rng, (256, 150))
     outputs, _ = run(out, {"x": x}, schema=SCHEMA)
@@ -71,13 +75,59 @@ def test_sum_over_the_stick_dim_masks_padding_and_writes_sparse_sticks(tmp_path)
 
 
 def test_sum_mask_is_what_hides_the_padding(tmp_path):
-    out = single_op_dir(tmp_path, REFERENCE / "sdsc" / "sum_lastdim_256x150_fp16.json", [
-        HostTensor("x", "input", (256, 150), ("mb", "out")),
-        HostTensor("s", "output", (256, 1), ("mb", "out"))])
+    out = _sum_lastdim_dir(tmp_path)
     edit_json(out / "op.json", lambda dsc, top: dsc.update(coordinateMasking_={"out": [[100, 92]]}))
     x = np.ones((256, 150), np.float16)
     outputs, _ = run(out, {"x": x})
     assert (outputs["s"] == 100).all()
+
+
+def _as_mean(factor: float):
+    """An edit making the reference sum a mean whose ``scaling_factor`` constant is ``factor``."""
+    def edit(dsc, top):
+        dsc["computeOp_"][0]["opFuncName"] = "mean"
+        mask = dsc["constantInfo_"]["0"]
+        bits = {"[0, 0, 0]": [encode_scalar(factor, "SEN169_FP16")]}
+        dsc["constantInfo_"] = {"0": {**mask, "name_": "scaling_factor", "data_": {**mask["data_"], "data_": bits}},
+                                "1": mask}
+        dsc["maskingConstId_"] = 1
+    return edit
+
+
+def test_mean_scales_the_sum_by_its_scaling_factor_constant(tmp_path):
+    """The device multiplies a mean's sum by the file's ``scaling_factor``, whatever it is (a
+    deliberately wrong 0.5 here, not 1 / 150); the interpreter divided by the count itself."""
+    out = _sum_lastdim_dir(tmp_path)
+    edit_json(out / "op.json", _as_mean(0.5))
+    x = _normal(np.random.default_rng(5), (256, 150))
+    outputs, _ = run(out, {"x": x}, schema=SCHEMA)
+    _close(outputs["s"], x.astype(np.float32).sum(axis=1, keepdims=True) * 0.5)
+
+
+def _drop_reduced_label(dsc, top):
+    """The output without its reduced label (a reduction without keepdim, as codegen wrote it)."""
+    dsc["labeledDs_"][1].update(dsType_="KERNEL", scale_=[1])
+    dsc["primaryDsInfo_"]["KERNEL"] = {"layoutDimOrder_": ["mb"], "stickDimOrder_": ["mb"], "stickSize_": [64]}
+    dsc["scheduleTree_"][1].update(layoutDimOrder_=["mb"], maxDimSizes_=[-1])
+    dsc["scheduleTree_"][1]["coordinates_"]["coordInfo"].pop("out")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_drop_reduced_label, "reduction output Tensor1 has no dim 'out'; a reduced dim stays with scale_ -1"),
+    (lambda dsc, top: dsc["labeledDs_"][1].update(scale_=[1, 1]), "reduction output Tensor1 reduces no dim"),
+    (lambda dsc, top: dsc["computeOp_"][0].update(opFuncName="sumnonstick"),
+     "op func 'sumnonstick' with a scale_ -2 on output Tensor1: a reduction over the stick is 'sum'"),
+    (lambda dsc, top: dsc["computeOp_"][0].update(opFuncName="mean"),
+     "op func 'mean' needs the constant 'scaling_factor'"),
+])
+def test_reductions_are_read_in_torch_spyre_form(tmp_path, edit, message):
+    """A reduction's output keeps every reduced label (-1, -2 on the stick), its op func says
+    whether one is the stick, a mean brings its scaling factor; anything else is an error."""
+    out = _sum_lastdim_dir(tmp_path)
+    edit_json(out / "op.json", edit)
+    with pytest.raises(SpyreError, match=message) as e:
+        run(out, {"x": np.zeros((256, 150), np.float16)})
+    assert e.value.location() == "op.json"
 
 
 def test_matmul_m2_k4_combines_partial_sums_of_a_k_cohort(tmp_path):

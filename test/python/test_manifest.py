@@ -27,12 +27,28 @@ def test_round_trip_is_exact_and_deterministic(tmp_path):
     assert [a.name for a in m.inputs] == ["a"] and [a.name for a in m.outputs] == ["z"]
 
 
+def test_a_padded_output_layout_round_trips_and_stages_its_padding():
+    """An fp32 output of 96 columns an op writes 128 of: four sticks, padded_shape says so."""
+    from spyre_mlir.interpreter.device import Device
+
+    out = tensor_arg(0, "output", "w", [64, 96], "float32", [4, 64, 32], [0, 1], "IEEE_FP32", 32768,
+                     fill=0.0, padded_shape=[64, 128])
+    m = Manifest(args=(out,), sdsc_files=(), cores=1)
+    assert json.loads(m.to_json())["args"][0]["layout"]["padded_shape"] == [64, 128]
+    assert parse_manifest(m.to_json()) == m
+    assert Device.layout_of(out).device_size == [4, 64, 32]
+    plain = tensor_arg(0, "output", "w", [64, 96], "float32", [4, 64, 32], [0, 1], "IEEE_FP32", 32768)
+    with pytest.raises(SpyreError, match=r"device_size \[4, 64, 32\] does not match"):
+        Device.layout_of(plain)
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d.update(format="other"), "not a spyre-mlir manifest"),
     (lambda d: d.update(version=7), "unsupported manifest version 7"),
     (lambda d: d["args"][0].update(role="weird"), "unknown role 'weird'"),
     (lambda d: d["args"][0].pop("layout"), "missing 'layout'"),
     (lambda d: d["args"][0].update(shape=[1, "x"]), "'shape' must be a list of integers"),
+    (lambda d: d["args"][0]["layout"].update(padded_shape=[1024, "x"]), "'padded_shape' must be a list of integers"),
     (lambda d: d["args"][1].update(index=5), "argument indices must be 0..2"),
     (lambda d: d.update(cores="32"), "'cores' has the wrong type"),
     (lambda d: d.update(sdsc_files=[1]), "'sdsc_files' must be a list of file names"),

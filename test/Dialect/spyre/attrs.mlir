@@ -71,6 +71,8 @@ func.func @hint(%x: tensor<4x64xf16>) {
 // CHECK-NEXT:    spyre.fill 0.0 {placement = #spyre.placement<hbm, arg 3>} : tensor<4x64xf16>
 // CHECK-NEXT:    spyre.fill 0.0 {placement = #spyre.placement<hbm, pool 4096>} : tensor<4x64xf16>
 // CHECK-NEXT:    spyre.pointwise "neg" (%{{.*}}) {placement = #spyre.placement<hbm, pool 128>} : (tensor<4x64xf16>) -> tensor<4x64xf16>
+// A zeroed buffer of its own has no offset or index.
+// CHECK-NEXT:    spyre.pointwise "exp" (%{{.*}}) {placement = #spyre.placement<hbm, zeroed>} : (tensor<4x64xf16>) -> tensor<4x64xf16>
 // CHECK-NEXT:    func.return
 func.func @placement(%x: tensor<4x64xf16>) {
   %0 = spyre.fill 0.0 {placement = #spyre.placement<lx, 0>} : tensor<4x64xf16>
@@ -79,6 +81,7 @@ func.func @placement(%x: tensor<4x64xf16>) {
   %3 = spyre.fill 0.0 {placement = #spyre.placement<hbm, arg 3>} : tensor<4x64xf16>
   %4 = spyre.fill 0.0 {placement = #spyre.placement<hbm, pool 4096>} : tensor<4x64xf16>
   %5 = spyre.pointwise "neg" (%x) {placement = #spyre.placement<hbm, pool 128>} : (tensor<4x64xf16>) -> tensor<4x64xf16>
+  %6 = spyre.pointwise "exp" (%x) {placement = #spyre.placement<hbm, zeroed>} : (tensor<4x64xf16>) -> tensor<4x64xf16>
   func.return
 }
 

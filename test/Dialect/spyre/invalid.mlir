@@ -148,7 +148,7 @@ func.func @placement_pool_alignment() {
 
 // The textual form has no way to spell an unknown kind: the parser rejects it.
 func.func @placement_kind() {
-  // CHECK: invalid.mlir:152:58: error: Expected one of 'arg', 'pool'
+  // CHECK: invalid.mlir:152:58: error: Expected one of 'arg', 'pool', 'zeroed'
   %0 = spyre.fill 0.0 {placement = #spyre.placement<hbm, offset 128>} : tensor<4x64xf16>
   func.return
 }

@@ -48,6 +48,22 @@ func.func @reductions(%x: tensor<512x1024xf16>) -> (tensor<512x1024xf16>, tensor
 
 // -----
 
+// A reduction over the stick without keepdim keeps its reduced dims (size 1),
+// so that its result is sparse; a view drops them (here copied densely for the
+// return).  Off the stick, the result keeps the operand's stick dim.
+// CHECK-LABEL: func.func @reductions_without_keepdim
+// CHECK:         %[[S:.*]] = spyre.reduce "sum" (%{{.*}}) dims [1, 2] : {{.*}} -> tensor<4x1x1xf16, #spyre.layout<device_size = [1, 1, 64, 64], dim_order = [0, 1, 2], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[C:.*]] = spyre.reduce "max" (%{{.*}}) dims [0] : {{.*}} -> tensor<8x150xf16, #spyre.layout<device_size = [3, 8, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[D:.*]] = spyre.restickify (%[[S]]) {{.*}} -> tensor<4xf16, #spyre.layout<device_size = [1, 64], dim_order = [0], format = "SEN169_FP16">>
+// CHECK-NEXT:    func.return %[[D]], %[[C]]
+func.func @reductions_without_keepdim(%x: tensor<4x8x150xf16>) -> (tensor<4xf16>, tensor<8x150xf16>) {
+  %s = spyre.reduce "sum" (%x) dims [1, 2] : (tensor<4x8x150xf16>) -> tensor<4xf16>
+  %c = spyre.reduce "max" (%x) dims [0] : (tensor<4x8x150xf16>) -> tensor<8x150xf16>
+  func.return %s, %c : tensor<4xf16>, tensor<8x150xf16>
+}
+
+// -----
+
 // An argument staged with another layout (as the manifest records it) keeps
 // it; the pointwise result follows the argument's stick, so nothing is copied.
 // CHECK-LABEL: func.func @staged_argument
@@ -70,4 +86,22 @@ func.func @views_and_fills(%x: tensor<64x128xf16>) -> (tensor<128x64xf16>, tenso
   %e = spyre.pointwise "exp" (%t) : (tensor<128x64xf16>) -> tensor<128x64xf16>
   %z = spyre.fill 0.0 : tensor<4x64xf16>
   func.return %e, %z : tensor<128x64xf16>, tensor<4x64xf16>
+}
+
+// -----
+
+// One op, two element sizes: 96 columns are 1.5 fp16 sticks, padded to 128,
+// so an fp32 tensor beside them is addressed over 128 columns too: four fp32
+// sticks, not three.  The result (a kernel output) carries that padding; an
+// fp32 argument is read through a padded copy.
+// CHECK-LABEL: func.func @mixed_element_sizes
+// CHECK-SAME:    -> (tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>, tensor<64x96xf16, #spyre.layout<device_size = [2, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>)
+// CHECK-NEXT:    %[[YP:.*]] = spyre.restickify (%{{.*}}) : (tensor<64x96xf32, #spyre.layout<device_size = [3, 64, 32], {{.*}}>>) -> tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>
+// CHECK-NEXT:    %[[W:.*]] = spyre.pointwise "identity" (%{{.*}}) : (tensor<64x96xf16, {{.*}}) -> tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>
+// CHECK-NEXT:    %[[N:.*]] = spyre.pointwise "identity" (%[[YP]]) : {{.*}} -> tensor<64x96xf16, #spyre.layout<device_size = [2, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    func.return %[[W]], %[[N]]
+func.func @mixed_element_sizes(%x: tensor<64x96xf16>, %y: tensor<64x96xf32>) -> (tensor<64x96xf32>, tensor<64x96xf16>) {
+  %w = spyre.pointwise "identity" (%x) : (tensor<64x96xf16>) -> tensor<64x96xf32>
+  %n = spyre.pointwise "identity" (%y) : (tensor<64x96xf32>) -> tensor<64x96xf16>
+  func.return %w, %n : tensor<64x96xf32>, tensor<64x96xf16>
 }
