@@ -130,7 +130,7 @@ def gather(array, m, index):
 def execute(module: ModuleOp, inputs):
     """Run the single function of ``module``: compute ops through their indexing maps."""
     f = next(op for op in module.walk() if isinstance(op, func.FuncOp))
-    env = {arg: np.asarray(x, dtype=np.float64) for arg, x in zip(f.body.blocks[0].args, inputs)}
+    env = {arg: np.asarray(x, dtype=np.float32) for arg, x in zip(f.body.blocks[0].args, inputs)}
     for op in f.body.blocks[0].ops:
         assert not isinstance(op, ViewOp), "a view survived spyre-fold-views"
         if isinstance(op, func.ReturnOp):
@@ -146,11 +146,12 @@ def execute(module: ModuleOp, inputs):
         kind = op.op_func().kind
         if kind is OpKind.POINTWISE:
             assert isinstance(op, PointwiseOp) and not op.const_values()
-            values = op.op_func().compute(*args)
+            with np.errstate(over="ignore"):  # float32, as eager: exp(exp(8)) is inf in both
+                values = op.op_func().compute(*args)
         else:
             assert kind is OpKind.DATA_MOVEMENT
             values = args[0]
-        out = np.zeros(op.result.type.get_shape())
+        out = np.zeros(op.result.type.get_shape(), dtype=np.float32)
         writes = np.zeros(out.shape, dtype=np.int64)
         where = tuple(eval_expr(e, index) for e in out_map.results)
         out[where] = values
@@ -269,14 +270,16 @@ shapes = st.lists(st.integers(1, 12), min_size=1, max_size=3).filter(lambda s: m
 @given(data=st.data(), shape=shapes)
 def test_folded_maps_read_what_eager_reads(data, shape):
     program = data.draw(steps(shape))
-    x = torch.randint(-8, 8, shape, dtype=torch.float32)
+    generator = torch.Generator().manual_seed(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    x = torch.randint(-8, 8, shape, dtype=torch.float32, generator=generator)
     expected = [t.contiguous().numpy() for t in replay(program, x)]
     module = compile_folded(program, x)
     got = execute(module, [x.numpy()])
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
-        # Inputs are small integers, so a misread element is far off; chained exps
-        # amplify float32 rounding (exp(exp(4)) differs by ~2e-6 between libms).
+        # Inputs are small integers, so a misread element is far off; both sides compute in
+        # float32 (an overflow is inf in both), and chained exps amplify float32 rounding
+        # (exp(exp(4)) differs by ~2e-6 between libms).
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=0)
 
 
