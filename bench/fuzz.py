@@ -11,7 +11,8 @@ Outcomes: ``passed``; ``rejected`` (a clean SpyreError from the importer or the
 compiler); ``wrong`` (numbers differ from eager); ``invalid-output`` (the
 interpreter rejects the compiled directory); ``crash`` (any other exception).
 Failures are grouped by kind, place and message; the first program of each
-group is printed with its reproducer (and saved under ``--keep``).  The run is
+group is printed with its reproducer (and saved under ``--keep``, headed by the
+outcome and the spyre-compile/spyre-run commands that reproduce it).  The run is
 reproducible from ``--seed``; ``--budget`` stops drawing new programs after
 that many seconds.
 """
@@ -82,6 +83,16 @@ def fuzz(n: int, seed_value: int, run: Run, max_steps: int) -> None:
     one()
 
 
+def reproducer(program: FuzzProgram, outcome: Outcome, filename: str) -> str:
+    """The program's source headed by its outcome and the commands that reproduce it."""
+    header = [f"# {outcome.kind}: {outcome.message}"]
+    if outcome.where:
+        header.append(f"#   at {outcome.where}")
+    header.append(f"# spyre-compile {filename}:build -o out --cores {program.cores} && "
+                  f"spyre-run out --check {filename}:build")
+    return "\n".join(header) + "\n" + program.source
+
+
 def report(run: Run, args: argparse.Namespace) -> dict:
     """Print the table and the first reproducer of each failure group; the JSON record."""
     seconds = time.perf_counter() - run.start
@@ -102,7 +113,8 @@ def report(run: Run, args: argparse.Namespace) -> dict:
         if args.keep:
             keep = Path(args.keep)
             keep.mkdir(parents=True, exist_ok=True)
-            (keep / f"{outcome.kind}_{len(failures)}.py").write_text(program.source)
+            path = keep / f"{outcome.kind}_{len(failures)}.py"
+            path.write_text(reproducer(program, outcome, path.name))
     return {"n": args.n, "seed": args.seed, "programs": total, "with_hints": run.tiled, "seconds": round(seconds, 2),
             "counts": {k: run.counts[k] for k in KINDS}, "failures": failures}
 

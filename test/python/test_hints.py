@@ -3,13 +3,16 @@
 import pytest
 import torch
 
-from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
+from spyre_mlir import declare_tensor_dim, hints, name_tensor_dims, spyre_hint
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hints import HINT_KEY_PREFIX, HintError, hint_payload, tensor_dim_names
 
 
 @pytest.fixture(autouse=True)
-def dims():
+def dims(monkeypatch):
+    """M, K and N declared in a registry of these tests' own: declarations are process-wide, and
+    other tests (the fuzzer's programs) declare names such as 'Q' that these expect undeclared."""
+    monkeypatch.setattr(hints, "_declared", {})
     declare_tensor_dim("M", 64)
     declare_tensor_dim("K", 256)
     declare_tensor_dim("N", 128)
