@@ -60,13 +60,18 @@ def big_add(tmp_path_factory) -> tuple[str, dict[str, bytes]]:
     return source, files_of(root / "sencores4")
 
 
+def set_sencores(monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
+    """``$SENCORES`` set to ``value``, or unset for None."""
+    if value is None:
+        monkeypatch.delenv("SENCORES", raising=False)
+    else:
+        monkeypatch.setenv("SENCORES", value)
+
+
 @pytest.mark.parametrize("sencores", [None, "4", "32", "1"])
 def test_cores_option_compiles_the_big_add_as_sencores_does(big_add, tmp_path, monkeypatch, sencores):
     source, expected = big_add
-    if sencores is None:
-        monkeypatch.delenv("SENCORES", raising=False)
-    else:
-        monkeypatch.setenv("SENCORES", sencores)
+    set_sencores(monkeypatch, sencores)
     assert spyre_compile([source, "-o", str(tmp_path / "out"), "--cores", "4"]) == 0
     assert files_of(tmp_path / "out") == expected
     manifest = read_manifest(tmp_path / "out")
@@ -80,10 +85,7 @@ def test_compile_api_cores_compiles_the_big_add_as_sencores_does(big_add, tmp_pa
     import spyre_mlir
 
     source, expected = big_add
-    if sencores is None:
-        monkeypatch.delenv("SENCORES", raising=False)
-    else:
-        monkeypatch.setenv("SENCORES", sencores)
+    set_sencores(monkeypatch, sencores)
     spec = importlib.util.spec_from_file_location("big_add", source.rpartition(":")[0])
     model = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(model)
