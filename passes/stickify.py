@@ -518,51 +518,44 @@ class _Stickifier:
                 raise SpyreError(f"the result's layout {list(self.plan.layouts[read.storage].device_size)} "
                                  f"lacks the padding the op iterates (to {list(new.padded_host_shape)})", op=op)
 
-    def copy_padded_views(self, op: ComputeOp) -> None:
-        """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
-        that the op pads: its copy is the tensor that needs the padding, not the view's storage.
+    def copy_view(self, value: SSAValue, before: Operation) -> RestickifyOp:
+        """A ``spyre.restickify`` copy of the view ``value``, inserted before ``before``, its layout
+        in the plan (not fixed): sticked like the view, on the dim that drives its storage's stick."""
+        rank = len(_shape(value))
+        read = read_through_views(value, [dim(i) for i in range(rank)], list(_shape(value)))
+        storage_stick = self.plan.stick(read.storage)
+        copy = materialise_view(self.rewriter, value, before, storage_stick)
+        self.plan.layouts[copy.result] = _layout(value, driven_stick(read.coords, storage_stick, rank))
+        return copy
 
-        The copy is sticked on the view dim that drives its storage's stick, as a view is.
-        """
+    def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
+        """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
+        that the op pads: the copy is the tensor the op reads, so it is the one :meth:`pad` pads
+        (the view's storage needs nothing).  Returns the copies."""
+        copies = []
         for index, read, _ in self.missing_padding(op):
             if index >= len(op.inputs) or not read.views or \
                     copy_reason(op, index, self.plan.layouts.__getitem__) is None:
                 continue
-            operand = op.operands[index]
-            storage_stick = self.plan.stick(read.storage)
-            copy = materialise_view(self.rewriter, operand, op, storage_stick)
-            rank = len(_shape(operand))
-            view_read = read_through_views(operand, [dim(i) for i in range(rank)], list(_shape(operand)))
-            layout = _layout(operand, driven_stick(view_read.coords, storage_stick, rank))
+            copy = self.copy_view(op.operands[index], op)
             op.operands[index] = copy.result
-            self.plan.layouts[copy.result] = layout
-            padded = next((new for i, _, new in self.missing_padding(op) if i == index), layout)
-            del self.plan.layouts[copy.result]
-            self.rewriter.replace_value_with_new_type(copy.result, _with_layout(operand, padded))
-            self.settle_copy(copy, padded)
             self.restickifies.append(copy)
+            copies.append(copy)
+        return copies
 
     def materialise_returned(self, ret: func.ReturnOp) -> None:
-        """Copy here each returned view whose copy iterates padding off its storage's stick, so
-        that the storage gets it; spyre-fold-views copies the others.  The copy (the kernel
-        output) is sticked like the view: on the dim that drives its storage's stick.
-        """
+        """Copy here each returned view whose copy iterates padding its storage lacks, so that the
+        storage gets it; spyre-fold-views copies the others.  The copy is the kernel output."""
         for index, value in enumerate(ret.operands):
             if not isinstance(value.owner, ViewOp) or not _shape(value):
                 continue
-            rank = len(_shape(value))
-            read = read_through_views(value, [dim(i) for i in range(rank)], list(_shape(value)))
-            storage_stick = self.plan.stick(read.storage)
-            copy = materialise_view(self.rewriter, value, ret, storage_stick)
-            layout = _layout(value, driven_stick(read.coords, storage_stick, rank))
-            self.rewriter.replace_value_with_new_type(copy.result, _with_layout(value, layout))
-            self.plan.layouts[copy.result] = layout
+            copy = self.copy_view(value, ret)
             if not self.missing_padding(copy):
                 del self.plan.layouts[copy.result]
                 self.rewriter.erase_op(copy)
                 continue
             ret.operands[index] = copy.result
-            self.settle_copy(copy, layout)
+            self.settle_copy(copy, self.plan.layouts[copy.result])
             self.restickifies.append(copy)
 
     def drops_reduced_stick(self, op: ReduceOp, reads: Sequence[Read]) -> bool:
@@ -626,8 +619,10 @@ class _Stickifier:
         result_driver = None if stick is None else stick_driver(result[stick])
         for index, required in self.operand_misses(rule, reads, result_driver):
             self.fix_operand(op, index, reads[index], required)
-        self.copy_padded_views(op)
+        copies = self.copy_padded_views(op)
         self.pad(op)
+        for copy in copies:
+            self.pad(copy)
 
     # 4. Writing the types.
     def write_types(self, module: ModuleOp) -> None:

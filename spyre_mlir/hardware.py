@@ -53,12 +53,13 @@ _DTYPE_ALIASES: dict[str, str] = {
     "i8": "int8",
 }
 
-FP16_MAX = 65504.0
-"""The largest finite float16; SEN169_FP16 constants stand in for an infinite one with it."""
-
-_DLFLOAT_BIAS, _DLFLOAT_FRACTION = 31, 9
 _DLFLOAT_NINF = 0x7FFF
-"""DLFloat16's one non-finite pattern (all exponent and fraction bits): NaN and infinity alike."""
+"""DLFloat16's one non-finite magnitude (all exponent and fraction bits): NaN and infinity alike."""
+
+DLFLOAT16_MAX = (1 + 510 / 512) * 2.0 ** 32
+"""The largest finite DLFloat16 (magnitude 0x7FFE, about 8.57e9): a max or min over a padded
+SEN169_FP16 stick masks with it, DLFloat16 having no infinity.  Past every float16, so a row of
+-inf still reduces to -inf once the result is float16 again (torch-spyre masks with 65504)."""
 
 MAX_CORES = 32
 """The number of cores on one Spyre card."""
@@ -114,32 +115,33 @@ def encode_scalar(value: float, data_format: str) -> int:
     """The bit pattern of the scalar ``value`` in ``data_format``, as an unsigned integer (how an
     SDSC constant holds it).
 
-    SEN169_FP16 is DLFloat16, not IEEE binary16: 1 sign bit, 6 exponent bits (bias 31) and 9
-    fraction bits, rounded to nearest even, no subnormals (below 2**-30 is zero), one NaN and
-    infinity pattern.  torch-spyre's constants show it: 1/1024 is 10752, 1e-5 is 7327 (IEEE
-    binary16 would be 5120 and 168).  A value it cannot hold (inf, nan, beyond about 8.6e9) is a
+    SEN169_FP16 is DLFloat16, not IEEE binary16: 1 sign bit, 6 exponent bits (bias 31), 9
+    fraction bits.  ``value`` is rounded to float32, then to 9 fraction bits half away from
+    zero, as IBM's converter (zDNN's ``zdnn_fl32_to_dlflt16``) does; below 2**-31 is zero,
+    exponent field 0 is a normal number, and the all-ones magnitude is the one NaN-or-infinity
+    pattern.  torch-spyre's constants show the format: 1/1024 is 10752, 1e-5 is 7327 (IEEE
+    binary16 would be 5120 and 168).  A value it cannot hold (inf, nan, 2**33 and beyond) is a
     :class:`SpyreError`; IEEE_FP32 takes any float, SENINT8 an integer.
     """
     if data_format == "IEEE_FP32":
         return int(np.array(value, dtype=np.float32).view(np.uint32))
     if data_format == "SENINT8":
         return int(value) & 0xFF
-    if not np.isfinite(value):
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    sign, exponent, fraction = bits >> 16 & 0x8000, bits >> 23 & 0xFF, bits & 0x7FFFFF
+    if exponent == 0xFF:
         raise SpyreError(f"the constant {value} has no {data_format} encoding (DLFloat16 holds no "
-                         "infinity); compute in float32")
-    sign = 0x8000 if np.signbit(value) else 0
-    fraction, exponent = np.frexp(abs(value))  # abs(value) = fraction * 2**exponent, 0.5 <= fraction < 1
-    if fraction == 0:
+                         "infinity or NaN); compute in float32")
+    exponent += 31 - 127
+    if exponent < 0 or bits & 0x7FFFFFFF == 0:  # below the range (or an fp32 subnormal): zero
         return sign
-    steps = round((fraction * 2 - 1) * (1 << _DLFLOAT_FRACTION))  # round() ties to even
-    biased = int(exponent) - 1 + _DLFLOAT_BIAS + (steps >> _DLFLOAT_FRACTION)
-    steps &= (1 << _DLFLOAT_FRACTION) - 1
-    if biased < 1:
-        return sign
-    bits = biased << _DLFLOAT_FRACTION | steps
-    if bits >= _DLFLOAT_NINF:
+    fraction += 0x800000 + 0x2000  # the implicit one, and half the last kept bit: ties away from zero
+    if fraction & 0x1000000:
+        exponent, fraction = exponent + 1, fraction >> 1
+    magnitude = exponent << 9 | (fraction & 0x7FC000) >> 14
+    if exponent > 63 or magnitude == _DLFLOAT_NINF:
         raise SpyreError(f"the constant {value} is beyond the {data_format} range (about 8.6e9)")
-    return sign | bits
+    return sign | magnitude
 
 
 def decode_scalar(bits: int, data_format: str) -> float:
@@ -151,8 +153,7 @@ def decode_scalar(bits: int, data_format: str) -> float:
     magnitude = bits & 0x7FFF
     if magnitude == _DLFLOAT_NINF:
         return float("nan")
-    biased, steps = magnitude >> _DLFLOAT_FRACTION, magnitude & ((1 << _DLFLOAT_FRACTION) - 1)
-    value = 0.0 if biased == 0 else float(np.ldexp(1 + steps / (1 << _DLFLOAT_FRACTION), biased - _DLFLOAT_BIAS))
+    value = 0.0 if magnitude == 0 else float(np.ldexp(1 + (magnitude & 0x1FF) / 512, (magnitude >> 9) - 31))
     return -value if bits & 0x8000 else value
 
 

@@ -84,8 +84,9 @@ class StickLayout:
 
     @property
     def is_padded(self) -> bool:
-        """True when ``padded_shape`` pads a host dim beyond its extent (beyond the whole
-        sticks every stick dim is rounded up to): bytes a writer of the host extent leaves alone."""
+        """True when the layout has a ``padded_shape``: some host dim padded beyond its extent
+        (off the stick, or on it beyond the host extent), bytes a writer of the host extent may
+        leave alone."""
         return self.padded_shape is not None
 
     @property

@@ -15,9 +15,9 @@ of ``spyre-compile`` (DESIGN §4).  Every listed stage must be registered in
 The first stage, ``spyre-attach-target``, writes the target options (cores, LX
 fraction) as the module's ``#spyre.target`` (DESIGN §14), keeping the module's
 value of an option not given; every later stage reads the target from there.
-The drivers (``spyre-compile``, :func:`compile`, :class:`CompileOptions`) take
-the default core count from ``$SENCORES`` (:func:`spyre_mlir.hardware.driver_cores`);
-the passes never read the environment.
+The two drivers, the ``spyre-compile`` command line and :func:`compile`, take
+the default core count from ``$SENCORES`` (:func:`spyre_mlir.hardware.driver_cores`)
+before they build their :class:`CompileOptions`; nothing else reads the environment.
 """
 
 from __future__ import annotations
@@ -117,8 +117,7 @@ class CompileOptions:
     """Options of one compile."""
 
     cores: int | None = None
-    """Cores of the target, 1..32; None takes ``$SENCORES``, else keeps the module's
-    ``#spyre.target`` (else 32).  After construction: the resolved count, or None."""
+    """Cores of the target, 1..32; None keeps the module's ``#spyre.target`` (else 32)."""
     force: bool = False
     """Replace a non-empty output directory."""
     print_ir_after_all: bool = False
@@ -135,8 +134,6 @@ class CompileOptions:
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
 
     def __post_init__(self) -> None:
-        # The one place a compile reads $SENCORES: the options are resolved once, here.
-        object.__setattr__(self, "cores", driver_cores(self.cores, "spyre-compile"))
         check_options(self.cores, self.lx_solver, self.lx_fraction)
 
 
@@ -238,7 +235,7 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
     """
     from spyre_mlir.importer import export_model, import_program
 
-    options = CompileOptions(cores=cores, lx_solver=lx_solver)
+    options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver)
     program = export_model(fn_or_module, example_inputs)
     module = import_program(program)
     if out_dir is not None:

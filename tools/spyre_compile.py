@@ -50,9 +50,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spyre_mlir.hardware import driver_cores
     from spyre_mlir.pipeline import CompileOptions, compile_module, load_source
 
-    options = CompileOptions(cores=args.cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
+    cores = driver_cores(args.cores, "spyre-compile")  # the one place the command line reads $SENCORES
+    options = CompileOptions(cores=cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
                              time_passes=args.time_passes, verify_each=args.verify_each,
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
                              lx_fraction=args.lx_fraction)

@@ -55,7 +55,7 @@ from xdsl.ir.affine import (
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp
-from spyre_mlir.hardware import FP16_MAX, element_bytes, round_up
+from spyre_mlir.hardware import DLFLOAT16_MAX, element_bytes, encode_scalar, round_up
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
 from spyre_mlir.passes.work_division import core_to_slice
@@ -452,10 +452,22 @@ class _SpecBuilder:
                 stick_label=info.stick_label, stick_size=layout.elems_per_stick, scale=tuple(info.scale),
                 memory=info.access.memory, placement=info.access.placement,
                 core_offsets=tuple(offsets), symbols=symbols, back_gap=self.back_gap(info, sizes, t)))
+        consts, mask = self.consts(), self.mask(tensors[0], sizes)
+        self.check_encodable({**consts, **({"mask value": mask["value"]} if mask else {})},
+                             tensors[self.out].access.layout.data_format)
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
                       valid_sizes=tuple(self.space), splits=tuple(splits), slice_order=tuple(slice_order),
-                      args=tuple(args), consts=self.consts(), mask=self.mask(tensors[0], sizes))
+                      args=tuple(args), consts=consts, mask=mask)
+
+    def check_encodable(self, constants: dict[str, float], data_format: str) -> None:
+        """Every constant has a bit pattern in the op's data format (the SDSC holds them so): an
+        infinite scalar of an fp16 op is an error at the op, not at write time."""
+        for name, value in constants.items():
+            try:
+                encode_scalar(value, data_format)
+            except SpyreError as e:
+                raise self.error(f"constant '{name}': {e.msg}") from None
 
     def ds_types(self, tensors: Sequence[_Tensor]) -> list[str]:
         matmul = self.func.kind is OpKind.MATMUL
@@ -488,7 +500,7 @@ class _SpecBuilder:
         assert self.func.identity is not None
         value = float(self.func.identity)
         if not math.isfinite(value) and source.access.layout.data_format != "IEEE_FP32":
-            value = math.copysign(FP16_MAX, value)  # DLFloat16 holds no infinity; torch-spyre's choice
+            value = math.copysign(DLFLOAT16_MAX, value)  # DLFloat16 holds no infinity
         return {"label": self.labels[i], "valid": self.space[i], "pad": sizes[i] - self.space[i],
                 "value": value}
 

@@ -38,8 +38,11 @@ built here).  Field rules:
   against torch-spyre's ``mean_keepdim`` example, whose 1/1024 is 10752).
   torch-spyre writes the pattern as a decimal string (``["10752"]``); the
   SDSC bundle schema allows only integers there, so we write the integer;
-  ``coordinateMasking_`` /
-  ``maskingConstId_`` (the mask value's id) for reductions over a padded stick.
+  ``coordinateMasking_`` / ``maskingConstId_`` (the mask value's id) for
+  reductions over a padded stick.  The mask value is the op's identity, except
+  that a max or min in SEN169_FP16 masks with the largest finite DLFloat16
+  (``hardware.DLFLOAT16_MAX``): DLFloat16 has no infinity, and torch-spyre's
+  65504 would make a row of -inf reduce to -65504 instead of -inf.
 
 Reductions (every reduction op func: sum, max, min, mean) take torch-spyre's
 form; what each part was checked against:
@@ -80,7 +83,6 @@ import math
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-import numpy as np
 
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.hardware import encode_scalar

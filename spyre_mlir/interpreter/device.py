@@ -6,6 +6,8 @@
 
 HBM the program itself must write (the pool, outputs) starts as :data:`POISON`
 bytes (nan), so a program that relies on memory being zero fails its comparison.
+LX needs no poison: reading LX bytes that no write reached is an error
+(:meth:`Device.lx_read_check`).
 LX and its ownership map are anonymous memory mappings: zero, and costing a
 page fault only where a run writes (a few hundred KiB of the 64 MiB of LX;
 numpy's zeroed arrays of that size are backed by huge pages, each zeroed

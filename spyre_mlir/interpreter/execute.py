@@ -9,8 +9,9 @@
 All cores read before any core writes (in-place ops are safe).  A reduction's
 output listed in ``inputLabeledDs`` is its accumulator, not a data input: the
 result does not depend on the output's previous contents.  Reductions mask
-``coordinateMasking_`` padding with the op func's identity (sum/mean 0, max
--inf, min +inf); mean multiplies the sum by its ``scaling_factor`` constant
+``coordinateMasking_`` padding with the file's mask value (``samv-maskvalue``;
+the op func's identity where a torch-spyre file holds a placeholder: sum/mean 0,
+max -inf, min +inf); mean multiplies the sum by its ``scaling_factor`` constant
 (1 / the unpadded element count).  An input broadcast along a reduced dim (no
 label, or ``scale_`` -1) counts once per position of it: the op iterates every
 dim of ``N_``.  Cores whose work slices differ only in dims the output does not
@@ -49,7 +50,7 @@ from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
 from spyre_mlir.interpreter.addressing import Geometry, Placement, TensorAccess, access_tensor, geometry
 from spyre_mlir.interpreter.control import Execution
 from spyre_mlir.interpreter.device import Device
-from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec
+from spyre_mlir.interpreter.sdsc import MASK_VALUE, SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec
 from spyre_mlir.interpreter.stats import OpStats
 from spyre_mlir.opfuncs import OpKind, lookup
 
@@ -188,15 +189,17 @@ class SdscKernel:
         return np.broadcast_to(result.reshape((cores, *shape)), (cores, *self.full_shape))
 
     def _masked(self, x: np.ndarray) -> np.ndarray:
-        """``x`` with padded coordinates (``coordinateMasking_``) set to the op's identity."""
+        """``x`` with padded coordinates (``coordinateMasking_``) set to the file's mask value (the
+        op's identity where the file holds none)."""
         spec = self.spec
+        value = np.float32(spec.constants.get(MASK_VALUE, spec.op.identity))
         for label in spec.masking:
             axis = 1 + spec.labels.index(label)
             mask = self._mask(label, x.shape[axis])
             if mask.any():
                 shape = [1] * x.ndim
                 shape[0], shape[axis] = mask.shape
-                x = np.where(mask.reshape(shape), np.float32(spec.op.identity), x)
+                x = np.where(mask.reshape(shape), value, x)
         return x
 
     def _mask(self, label: str, extent: int) -> np.ndarray:

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import FORMAT_BYTES, decode_scalar
 from spyre_mlir.opfuncs import OpFunc, OpKind, lookup
@@ -374,11 +373,16 @@ def _core_folds(r: _Reader, node: dict, npath: str, order: tuple[str, ...]) -> d
     return out
 
 
+MASK_VALUE = "samv-maskvalue"
+"""The ``constantInfo_`` name of the value a reduction reads at masked (padded) coordinates."""
+
+
 def _constants(r: _Reader, info: Any, path: str) -> dict[str, float]:
     """``constantInfo_`` (an object of entries, or the string ``"{}"``) by ``name_``.
 
-    The masking value (``samv-maskvalue``) is not read: masking uses the op
-    func's identity, and torch-spyre's files hold a placeholder there."""
+    The masking value (``samv-maskvalue``) is read like the others, except where a
+    torch-spyre file holds a placeholder string there: masking then uses the op func's
+    identity."""
     if info == "{}":
         return {}
     if not isinstance(info, dict):
@@ -387,13 +391,13 @@ def _constants(r: _Reader, info: Any, path: str) -> dict[str, float]:
     for key, entry in info.items():
         epath = f"{path}.{key}"
         name = r.get(entry, "name_", str, epath)
-        if name.startswith("samv-"):
-            continue
         fmt = r.get(entry, "dataFormat_", str, epath)
         if fmt not in FORMAT_BYTES:
             raise r.fail(f"{epath}.dataFormat_", f"unsupported data format '{fmt}'")
         values = r.get(r.get(entry, "data_", dict, epath), "data_", dict, f"{epath}.data_")
         bits = values.get("[0, 0, 0]")
+        if name == MASK_VALUE and isinstance(bits, list) and bits and isinstance(bits[0], str):
+            continue
         if not isinstance(bits, list) or len(bits) != 1 or not isinstance(bits[0], int):
             raise r.fail(f"{epath}.data_.data_", "expected {\"[0, 0, 0]\": [bits]} (one value for all cores)")
         out[name] = decode_scalar(bits[0], fmt)

@@ -52,3 +52,12 @@ func.func @main(%x: tensor<64x96xf16>) -> tensor<64x96xf32> {
   func.return %y : tensor<64x96xf32>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (identity) to SDSC: the result is addressed up to element 127 of host dim 1, past its storage extent 96
+
+// -----
+
+// An fp16 op's constants are DLFloat16 in the SDSC, which has no infinity.
+func.func @main(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %y = spyre.pointwise "add" (%x) consts {y = 0x7FF0000000000000 : f64} : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  func.return %y : tensor<64x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (add) to SDSC: constant 'y': the constant inf has no SEN169_FP16 encoding (DLFloat16 holds no infinity or NaN); compute in float32

@@ -176,9 +176,12 @@ def test_sen169_fp16_constants_are_dlfloat16(value, bits):
     assert decode_scalar(bits, "SEN169_FP16") == pytest.approx(value, rel=2 ** -10, abs=1e-12)
 
 
-def test_dlfloat16_rounds_to_nearest_even_and_keeps_nine_fraction_bits():
-    one_and_half_step = 1 + 1.5 / 512  # halfway between steps 1 and 2: to the even one
-    assert encode_scalar(one_and_half_step, "SEN169_FP16") == 31 << 9 | 2
+def test_dlfloat16_rounds_half_away_from_zero_and_keeps_nine_fraction_bits():
+    """As IBM's converter (zDNN): a tie rounds away from zero, exponent field 0 is a number."""
+    assert encode_scalar(1 + 0.5 / 512, "SEN169_FP16") == 31 << 9 | 1
+    assert encode_scalar(-(1 + 1.5 / 512), "SEN169_FP16") == 0x8000 | 31 << 9 | 2
+    smallest = 2.0 ** -31 * (1 + 2 ** -9)
+    assert encode_scalar(smallest, "SEN169_FP16") == 1 and decode_scalar(1, "SEN169_FP16") == smallest
     for value in np.linspace(-1000, 1000, 101):
         decoded = decode_scalar(encode_scalar(float(value), "SEN169_FP16"), "SEN169_FP16")
         assert abs(decoded - value) <= abs(value) * 2 ** -10

@@ -102,27 +102,27 @@ def test_spyre_opt_passes_divide_over_the_attached_target_not_sencores(tmp_path,
     assert "core_splits = array<i64: 4, 1>" in out
 
 
-def test_sencores_is_the_default_of_the_compile_options(monkeypatch):
+def test_compile_options_do_not_read_sencores(monkeypatch):
+    """Only the drivers read $SENCORES; the options a library caller builds mean what they say."""
     monkeypatch.setenv("SENCORES", "8")
-    assert CompileOptions().cores == 8
-    assert CompileOptions(cores=2).cores == 2
-    monkeypatch.delenv("SENCORES")
     assert CompileOptions().cores is None  # the module's target, else 32
+    assert CompileOptions(cores=2).cores == 2
 
 
-@pytest.mark.parametrize("options, env, message", [
-    ({"cores": 33}, None, "spyre-compile: cores=33: cores must be an integer between 1 and 32, got 33"),
-    ({}, "64", "spyre-compile: SENCORES=64: cores must be an integer between 1 and 32, got 64"),
-    ({"lx_fraction": 1.0}, None,
-     "spyre-compile: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, got 1.0"),
+@pytest.mark.parametrize("options, message", [
+    ({"cores": 33}, "spyre-compile: cores=33: cores must be an integer between 1 and 32, got 33"),
+    ({"lx_fraction": 1.0}, "spyre-compile: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, got 1.0"),
 ])
-def test_bad_target_options_are_one_error(monkeypatch, options, env, message):
-    monkeypatch.delenv("SENCORES", raising=False)
-    if env is not None:
-        monkeypatch.setenv("SENCORES", env)
+def test_bad_target_options_are_one_error(options, message):
     with pytest.raises(SpyreError) as info:
         CompileOptions(**options)
     assert info.value.msg == message
+
+
+def test_a_bad_sencores_is_one_error_of_the_driver(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("SENCORES", "64")
+    assert spyre_compile([str(tmp_path / "missing.mlir"), "-o", str(tmp_path / "out")]) == 1
+    assert "spyre-compile: SENCORES=64: cores must be an integer between 1 and 32, got 64" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flags, cores, fraction", [
