@@ -28,7 +28,12 @@ parameters (``clip``'s ``min``) come from ``constantInfo_`` entries of that
 ``name_``; the tensors of ``inputLabeledDs`` supply the other inputs in order.
 Data movement (``ReStickifyOpHBM``) copies: out = in, element by element
 through both tensors' layouts.  Matmul contracts in float32 with one
-``np.matmul`` over all cores.
+``np.matmul`` over all cores, over K padded to whole sticks (``N_``): B's
+padded K rows are zeros (the compiler gives a padded B a zeroed buffer), A's K
+padding is whatever A's writer left there.  torch-spyre states that the device
+masks A's elements beyond the true K; the SDSC does not carry the true K, so
+this does not mask: a non-finite value in A's padding (``1 / x`` or ``log(x)``
+of zero padding feeding the matmul) makes the result NaN here, conservatively.
 
 Arrays of all cores have a leading core axis in ``spec.cores`` order, of
 length 1 when every core reads the same bytes (a weight every core uses):
