@@ -351,7 +351,9 @@ def repeat_kv(d: Draft, x: Value, axis: int, name: str) -> Value:
     merged = [*shape[:axis], shape[axis] * groups, *shape[axis + 1:]]
     dims = (*x.dims[:axis], x.dims[axis] + (name,), *x.dims[axis + 1:])
     code = f"{x.var}[{index}].expand({_shape_source(expanded)}).reshape({_shape_source(merged)})"
-    return d.add(code, dims, x.bound, [x], compute=False, contiguous=True)
+    # Not contiguous in general: with one element along ``axis`` the reshape keeps the expand's
+    # zero stride (a view), and a later .view() of it fails in eager.
+    return d.add(code, dims, x.bound, [x], compute=False, contiguous=False)
 
 
 def mask_source(shape: Sequence[int], kind: str, fill: str, dtype: str, open_columns: int = 1) -> str:
