@@ -358,6 +358,19 @@ def _node_loc(node: torch.fx.Node) -> tuple[Attribute, SourceLoc | None]:
     return FileLineColLoc(StringAttr(src.file), IntAttr(src.line), IntAttr(src.col)), src
 
 
+def _where(node: torch.fx.Node) -> str:
+    """Where a node comes from: its model line, else the module that traced it (a node of a
+    no-grad region has no line of its own), else its name."""
+    _, src = _node_loc(node)
+    if src is not None:
+        return src.short()
+    stack = node.meta.get("nn_module_stack") or {}
+    if stack:
+        path, cls = list(stack.values())[-1]
+        return f"module '{path}' ({str(getattr(cls, '__name__', cls)).rsplit('.', 1)[-1]})"
+    return f"node '{node.name}'"
+
+
 class _Importer:
     def __init__(self, ep: torch.export.ExportedProgram, named_dims: NamedDims | None,
                  func_name: str, renumber_hints: bool, original: torch.export.ExportedProgram):
@@ -398,9 +411,32 @@ class _Importer:
                 return groups
         return tensor_dim_names(example)
 
+    def check_supported(self) -> None:
+        """One error naming every ATen op of the graph the table has no emitter for, each with its
+        count and the model line of its first node, so that one run shows all a model needs."""
+        from spyre_mlir.importer.table import lookup
+
+        found: dict[str, list[torch.fx.Node]] = {}
+        for node in self.ep.graph.nodes:
+            if node.op == "call_function" and lookup(node.target) is None:
+                found.setdefault(op_name(node), []).append(node)
+        if not found:
+            return
+        first = next(iter(found.values()))[0]
+        if len(found) == 1:
+            (name, nodes), = found.items()
+            times = f" ({len(nodes)} times)" if len(nodes) > 1 else ""
+            raise self.fail(first, f"unsupported ATen op '{name}'{times}")
+        parts = []
+        for name, nodes in found.items():
+            count = f"{len(nodes)} times" if len(nodes) > 1 else "once"
+            parts.append(f"'{name}' ({count}, first at {_where(nodes[0])})")
+        raise self.fail(first, f"unsupported ATen ops: {', '.join(parts)}")
+
     def run(self) -> ModuleOp:
         ep = self.ep
         sig = ep.graph_signature
+        self.check_supported()
         placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
         examples = self._example_tensors()
         arg_types, arg_attrs = [], []

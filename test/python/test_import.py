@@ -331,6 +331,21 @@ def test_unsupported_op_names_op_and_line():
     assert err.value.location() == f"test_import.py:{line}"
 
 
+def test_every_unsupported_op_is_in_one_error():
+    """One run names every op the importer lacks, with its count and first model line."""
+    def fn(x):
+        y = torch.cumsum(x, 0)  # first cumsum
+        z = torch.cumsum(y, 1)
+        return torch.sort(z, 0).values  # the sort
+
+    first = fn.__code__.co_firstlineno + 1
+    with pytest.raises(SpyreError) as err:
+        import_program(export_model(fn, X))
+    assert err.value.msg == (f"unsupported ATen ops: 'aten.cumsum.default' (2 times, first at test_import.py:{first}), "
+                             f"'aten.sort.default' (once, first at test_import.py:{first + 2})")
+    assert err.value.location() == f"test_import.py:{first}"
+
+
 def test_unsupported_form_is_one_error():
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten.pow.Tensor_Scalar': exponent 3"):
         import_program(torch.export.export(Wrap(lambda x: x.pow(3)), X))
