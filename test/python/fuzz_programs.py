@@ -288,6 +288,11 @@ class Draft:
                                tuple(v.var for v in operands), reads, frozenset(untileable), compute))
         return out
 
+    def pick(self, draw: Any, keep: Callable[[Value], bool]) -> Value | None:
+        """:meth:`operand` among the values ``keep`` accepts; None when there is none."""
+        candidates = [v for v in self.values() if keep(v)]
+        return self.operand(draw, candidates) if candidates else None
+
     def operand(self, draw: Any, candidates: Sequence[Value] | None = None) -> Value:
         """Mostly the newest candidate (programs are chains), sometimes any."""
         pool = list(self.values() if candidates is None else candidates)
@@ -460,10 +465,9 @@ def _binary(draw: Any, d: Draft) -> bool:
 
 
 def _reduce(draw: Any, d: Draft) -> bool:
-    candidates = [v for v in d.values() if any(v.dims)]
-    if not candidates:
+    x = d.pick(draw, lambda v: any(v.dims))
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     if draw(st.integers(0, 5)) == 0:
         return _reduce_all(draw, d, x)
     axis = draw(st.sampled_from([i for i, g in enumerate(x.dims) if g]))
@@ -499,10 +503,9 @@ def _mask(draw: Any, d: Draft, x: Value) -> tuple[str, str] | None:
 
 def _softmax(draw: Any, d: Draft) -> bool:
     """``softmax(x [+ mask], dim=-1)``."""
-    candidates = [v for v in d.values() if v.dims and v.dims[-1]]
-    if not candidates:
+    x = d.pick(draw, lambda v: v.dims and v.dims[-1])
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     mask = _mask(draw, d, x)
     columns = d.size(x.dims[-1])
     masked_softmax(d, x, mask, draw(st.integers(1, max(1, columns - 1))))
@@ -513,10 +516,9 @@ def _matmul(draw: Any, d: Draft) -> bool:
     """``x @ w``: x an existing value whose last dim is one name K; w an existing [K, N] value (or
     one with x's batch dims) of x's dtype, the transpose of an existing [N, K] one, or a new input,
     sometimes made [N, K] and transposed."""
-    candidates = [v for v in d.values() if len(v.dims) >= 2 and len(v.dims[-1]) == 1]
-    if not candidates:
+    x = d.pick(draw, lambda v: len(v.dims) >= 2 and len(v.dims[-1]) == 1)
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     k, batch = x.dims[-1], x.dims[:-2]
     used = {n for g in x.dims for n in g}
 
@@ -550,10 +552,9 @@ def _matmul(draw: Any, d: Draft) -> bool:
 
 
 def _transpose(draw: Any, d: Draft) -> bool:
-    candidates = [v for v in d.values() if len(v.dims) >= 2]
-    if not candidates:
+    x = d.pick(draw, lambda v: len(v.dims) >= 2)
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     i, j = sorted(draw(st.lists(st.integers(0, len(x.dims) - 1), min_size=2, max_size=2, unique=True)))
     if draw(st.booleans()):
         i, j = j - len(x.dims), i - len(x.dims)  # .transpose(-1, -2)
@@ -562,10 +563,9 @@ def _transpose(draw: Any, d: Draft) -> bool:
 
 
 def _flatten(draw: Any, d: Draft) -> bool:
-    candidates = [v for v in d.values() if len(v.dims) >= 2]
-    if not candidates:
+    x = d.pick(draw, lambda v: len(v.dims) >= 2)
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     i = draw(st.integers(0, len(x.dims) - 2))
     if not _mergeable(d, x, i):
         return False
@@ -583,10 +583,9 @@ def _mergeable(d: Draft, x: Value, i: int) -> bool:
 def _reshape(draw: Any, d: Draft) -> bool:
     """``.view(...)`` (``.reshape(...)`` when x is not contiguous) that merges two adjacent dims,
     splits a flattened dim between two of its names, or drops a size-1 dim."""
-    candidates = [v for v in d.values() if v.dims]
-    if not candidates:
+    x = d.pick(draw, lambda v: v.dims)
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     rank = len(x.dims)
     options: list[tuple[Group, ...]] = []
     options += [(*x.dims[:i], x.dims[i] + x.dims[i + 1], *x.dims[i + 2:])
@@ -609,10 +608,9 @@ def _reshape(draw: Any, d: Draft) -> bool:
 
 
 def _unsqueeze(draw: Any, d: Draft) -> bool:
-    candidates = [v for v in d.values() if len(v.dims) < MAX_RANK]
-    if not candidates:
+    x = d.pick(draw, lambda v: len(v.dims) < MAX_RANK)
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     at = draw(st.integers(0, len(x.dims)))
     index = at - len(x.dims) - 1 if draw(st.booleans()) else at
     dims = (*x.dims[:at], (), *x.dims[at:])
@@ -632,10 +630,9 @@ def _slice_starts(d: Draft, group: Group) -> range:
 def _slice(draw: Any, d: Draft) -> bool:
     """``x[:, a:b]``-style slice of one dim to a new name (its names and the new one frozen),
     starting where :func:`_slice_starts` allows."""
-    candidates = [v for v in d.values() if any(d.size(g) >= 3 for g in v.dims)]
-    if not candidates:
+    x = d.pick(draw, lambda v: any(d.size(g) >= 3 for g in v.dims))
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     rank = len(x.dims)
     axis = draw(st.sampled_from([i for i, g in enumerate(x.dims) if d.size(g) >= 3]))
     size = d.size(x.dims[axis])
@@ -656,10 +653,9 @@ def _slice(draw: Any, d: Draft) -> bool:
 
 def _repeat_kv(draw: Any, d: Draft) -> bool:
     """:func:`repeat_kv` of a non-stick dim by a new (frozen) name of 2 to 4."""
-    candidates = [v for v in d.values() if len(v.dims) >= 2]
-    if not candidates:
+    x = d.pick(draw, lambda v: len(v.dims) >= 2)
+    if x is None:
         return False
-    x = d.operand(draw, candidates)
     axis = draw(st.integers(0, len(x.dims) - 2))
     groups = draw(st.integers(2, 4))
     if not d.fits(x.dims) or math.prod(d.shape(x)) * groups > MAX_ELEMENTS:
