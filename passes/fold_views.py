@@ -49,17 +49,21 @@ Rules:
    (the coordinate of its layout's stick dim) is a constant (a broadcast) or one
    iteration dim with coefficient 1 plus terms and an offset that are multiples
    of the stick width, and no coordinate keeps a ``floordiv``/``mod`` after step 2
-   (matmuls are never split, so a division in a matmul operand is a copy).  Any other
+   (matmuls are never split, so a division in a matmul operand is a copy), and no
+   host dim of more than one element is read at a constant inside a device dim
+   the read iterates (``x[0]`` of a ``[2, 32, 64]`` storage: its dim 0 lies inside
+   dim 1 on the device, and no label would step over it).  Any other
    view operand (a stick coordinate that mixes dims across sticks, a misaligned
-   slice) is materialised: ``spyre.restickify`` with explicit maps copies the
+   slice, such a fixed dim) is materialised: ``spyre.restickify`` with explicit maps copies the
    view's elements into a tensor of the view's type (its layout chosen by
    ``spyre-stickify``), and the op reads that copy.  Data-movement ops
    (restickify) read any pattern.
 4. **Other users.** A view used by anything but a compute op (``func.return``)
    is materialised the same way, since a function result is staged in the
    layout of its own host shape.  A copy whose storage sticks on a dim of
-   extent 1 that the view drops (``x.sum(-1, keepdim=True).squeeze(-1)``)
-   iterates that dim too (extent 1), so that the storage's stick has a label.
+   extent 1 that the view drops (``x.sum(-1, keepdim=True).squeeze(-1)``), or
+   that the view fixes inside an iterated dim, iterates that dim too (extent 1),
+   so that the storage's dim has a label.
 5. Dead views are erased.  The pass is idempotent: without views and with no
    splittable division left, it changes nothing.
 """
@@ -85,7 +89,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, tensor_layout
-from spyre_mlir.layout import StickLayout
+from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
 
 # --------------------------------------------------------------------------
@@ -327,6 +331,24 @@ def stick_coord_readable(coord: Linear, elems_per_stick: int) -> bool:
     return len(units) == 1 and aligned and coord.const % elems_per_stick == 0
 
 
+def fixed_inner_dims(coords: Sequence[Linear], layout: StickLayout, space: Sequence[int]) -> list[int]:
+    """Host dims (not the stick dim) of more than one element that ``coords`` read at a constant
+    inside a device dim they step along (``x[0]`` of a ``[2, 64, 192]`` storage whose dim 0 lies
+    inside dim 1 on the device).  No layout label describes such a dim, so the label outside it
+    would step as if it were not there."""
+    fixed, stepped_outside = [], False
+    for h in layout.device_dims[:-1]:  # outermost first; the last is the within-stick dim
+        if h == ABSENT:
+            continue
+        if coords[h].terms:
+            lo, hi = value_range(coords[h], space)
+            width = layout.elems_per_stick if h == layout.stick_dim else 1
+            stepped_outside = stepped_outside or lo // width != hi // width
+        elif stepped_outside and h != layout.stick_dim and layout.padded_host_shape[h] > 1:
+            fixed.append(h)
+    return fixed
+
+
 def is_read_in_place(read: Read, layout: StickLayout) -> bool:
     """True when ``read``'s stick coordinate satisfies rule 3 for its storage's ``layout`` (a rank-0
     storage always does)."""
@@ -428,8 +450,9 @@ def materialise_view(rewriter: Rewriter, value: SSAValue, before: Operation,
 
     ``storage_stick`` is the stick dim of the view's storage (default: from its type).  A
     storage stick dim of extent 1 (one element per stick, as a stick reduction keeps it)
-    that the view drops gets an iteration dim of its own, of extent 1, for its label.  The
-    copy takes the view's dim names and the hints :func:`shared_hints` gives it.
+    that the view drops, and a dim the view fixes inside an iterated one
+    (:func:`fixed_inner_dims`), get an iteration dim of their own, of extent 1, for their
+    labels.  The copy takes the view's dim names and the hints :func:`shared_hints` gives it.
     """
     view = value.owner
     assert isinstance(view, ViewOp) and isinstance(value.type, TensorType)
@@ -438,11 +461,15 @@ def materialise_view(rewriter: Rewriter, value: SSAValue, before: Operation,
     read = read_through_views(value, identity, space)
     ix = co_simplify(Indexing(space, [read.coords, identity]))
     names = None if view.dims is None else list(_split_names(view.dims, ix.splits).data)
-    stick = tensor_layout(read.storage.type).stick_dim if storage_stick is None else storage_stick
+    layout = tensor_layout(read.storage.type)
+    stick = layout.stick_dim if storage_stick is None else storage_stick
     storage_shape = read.storage.type.get_shape()
+    own = fixed_inner_dims(ix.coords[0], layout, ix.space)
     if stick is not None and storage_shape[stick] == 1 and not ix.coords[0][stick].terms:
+        own.append(stick)
+    for h in own:
         source = list(ix.coords[0])
-        source[stick] = dim(len(ix.space))
+        source[h] = dim(len(ix.space)) + source[h]
         ix = Indexing([*ix.space, 1], [tuple(source), ix.coords[1]])
         names = None if names is None else [*names, ArrayAttr([])]
     copy = RestickifyOp(read.storage, value.type)
@@ -473,7 +500,8 @@ def _division_left(coords: Sequence[Linear]) -> Linear | None:
     return next((c for c in coords if any(not isinstance(a, Dim) for a in c.atoms())), None)
 
 
-def _unreadable_reason(read: Read, coords: Sequence[Linear], layout: StickLayout) -> str | None:
+def _unreadable_reason(read: Read, coords: Sequence[Linear], layout: StickLayout,
+                       space: Sequence[int]) -> str | None:
     """Why a view operand cannot be read in place with ``coords`` from a storage of ``layout``, or
     None when it can."""
     if not is_read_in_place(Read(read.storage, tuple(coords), read.views), layout):
@@ -482,6 +510,10 @@ def _unreadable_reason(read: Read, coords: Sequence[Linear], layout: StickLayout
     divided = _division_left(coords)
     if divided is not None:
         return f"whose coordinate {to_expr(divided)} keeps a division of an iteration dim"
+    fixed = fixed_inner_dims(coords, layout, space)
+    if fixed:
+        extent = layout.padded_host_shape[fixed[0]]
+        return f"which fixes host dim {fixed[0]} ({extent} elements) inside a dim it iterates"
     return None
 
 
@@ -493,7 +525,7 @@ def copy_reason(op: ComputeOp, index: int, layout_of: Callable[[SSAValue], Stick
     if folded is None or not folded[1][index].views:
         return None
     ix, reads = folded
-    return _unreadable_reason(reads[index], ix.coords[index], layout_of(reads[index].storage))
+    return _unreadable_reason(reads[index], ix.coords[index], layout_of(reads[index].storage), ix.space)
 
 
 def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
@@ -501,7 +533,8 @@ def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
     while (folded := _fold_indexing(op)) is not None:
         ix, reads = folded
         reasons = [(i, why) for i, r in enumerate(reads) if r.views and _writes_in_place(op)
-                   and (why := _unreadable_reason(r, ix.coords[i], tensor_layout(r.storage.type))) is not None]
+                   and (why := _unreadable_reason(r, ix.coords[i], tensor_layout(r.storage.type), ix.space))
+                   is not None]
         if reasons:
             i, why = reasons[0]
             emit_warning(f"operand #{i} is a view {why}; it is copied by spyre.restickify", op=op)
