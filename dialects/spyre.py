@@ -9,6 +9,7 @@ Ops::
 
     %y = spyre.pointwise "add" (%a, %b) : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
     %y = spyre.pointwise "add" (%a) consts {y = 2.0 : f32} : (tensor<4x64xf16>) -> tensor<4x64xf16>
+    %e = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64} : (tensor<2x100xi32>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
     %s = spyre.reduce "sum" (%a) dims [1] : (tensor<4x64xf16>) -> tensor<4xf16>
     %c = spyre.matmul (%a, %b) : (tensor<4x64xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
     %v = spyre.view %a affine_map<(d0, d1) -> (d1, d0)> : tensor<4x64xf16> -> tensor<64x4xf16>
@@ -30,6 +31,7 @@ import functools
 import math
 from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -99,8 +101,8 @@ def element_dtype(element_type: Attribute) -> str | None:
     for cls, name in _DTYPES:
         if isinstance(element_type, cls):
             return name
-    if isinstance(element_type, IntegerType) and element_type.width.data == 8:
-        return "int8"
+    if isinstance(element_type, IntegerType) and element_type.width.data in (8, 32):
+        return f"int{element_type.width.data}"
     return None
 
 
@@ -199,7 +201,7 @@ class LayoutAttr(ParametrizedAttribute):
             raise VerifyException(
                 f"#spyre.layout: dim_order must be a permutation of 0..{len(self.order) - 1}, "
                 f"got {list(self.order)}")
-        formats = ("SEN169_FP16", "IEEE_FP32", "SENINT8")
+        formats = ("SEN169_FP16", "IEEE_FP32", "SENINT8", "IEEE_INT32")
         if self.data_format.data not in formats:
             raise VerifyException(
                 f"#spyre.layout: unknown data format '{self.data_format.data}', "
@@ -450,8 +452,11 @@ def attach_target(module: ModuleOp, config: SpyreConfig) -> None:
 # --------------------------------------------------------------------------
 
 
-def _verify_tensor_type(t: Attribute, what: str) -> None:
-    """Static shape, a Spyre element type, and a layout consistent with both."""
+def _verify_tensor_type(t: Attribute, what: str, index: bool = True) -> None:
+    """Static shape, a Spyre element type, and a layout consistent with both.
+
+    i32 is the type of indices: a compute op takes it only where it reads an index (``index``).
+    """
     assert isinstance(t, TensorType)
     shape = tuple(t.get_shape())
     if any(s < 0 for s in shape):
@@ -459,9 +464,9 @@ def _verify_tensor_type(t: Attribute, what: str) -> None:
     if 0 in shape:
         raise VerifyException(f"{what} has an empty dimension {t}; every dimension must be at least 1")
     dtype = element_dtype(t.get_element_type())
-    if dtype is None:
-        raise VerifyException(f"{what} has element type {t.get_element_type()}, "
-                              "expected one of f16, bf16, f32, i8")
+    if dtype is None or (dtype == "int32" and not index):
+        expected = "f16, bf16, f32, i8, i32" if index else "f16, bf16, f32, i8"
+        raise VerifyException(f"{what} has element type {t.get_element_type()}, expected one of {expected}")
     layout = t.encoding
     if isinstance(layout, NoneAttr):
         return
@@ -504,6 +509,17 @@ def _pointwise_maps(operand_shapes: tuple[tuple[int, ...], ...],
     times); affine maps are immutable, so ops share them.
     """
     return (*(_broadcast_map(s, result_shape) for s in operand_shapes), AffineMap.identity(len(result_shape)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _gather_maps(index_rank: int, table_rank: int, dim: int) -> tuple[AffineMap, ...]:
+    """An indirect identity's maps: the index's (its dims in the result), the table's (0 in the
+    gathered dim), then the result's identity (built once, shared)."""
+    rank = table_rank - 1 + index_rank
+    index = tuple(AffineExpr.dimension(dim + i) for i in range(index_rank))
+    table = tuple(AffineExpr.dimension(j) if j < dim else AffineExpr.constant(0) if j == dim
+                  else AffineExpr.dimension(j + index_rank - 1) for j in range(table_rank))
+    return AffineMap(rank, 0, index), AffineMap(rank, 0, table), AffineMap.identity(rank)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -586,6 +602,27 @@ def expr_range(expr: AffineExpr, dims: Sequence[tuple[int, int]]) -> tuple[int, 
 # --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class IndirectAccess:
+    """How an op reads a table through an index (DESIGN §15: ``embedding``, ``index_select``).
+
+    The table's coordinate along ``table_dim`` is the value of the index at the
+    iteration point, not an affine function of it: the table's indexing map holds
+    the constant 0 there.  The table is shared by all cores at one base.
+    """
+
+    index: int
+    """Operand position of the int32 index."""
+    table: int
+    """Operand position of the table."""
+    table_dim: int
+    """The table's gathered dim."""
+    entry_dims: tuple[int, ...]
+    """Iteration dims the index map uses: the index entries, which work may be divided by."""
+    data_dims: tuple[int, ...]
+    """Iteration dims the table map uses: its data dims, never split across cores."""
+
+
 class ComputeOp(IRDLOperation):
     """The interface every Spyre compute op implements.
 
@@ -646,6 +683,14 @@ class ComputeOp(IRDLOperation):
         """True when ``indexing_maps`` are explicit: operands are then storage, not viewed shapes."""
         return self.indexing_maps is not None
 
+    def indirect_access(self) -> IndirectAccess | None:
+        """How the op reads a table through an index, None when every operand is read directly."""
+        return None
+
+    def reads_index(self, position: int) -> bool:
+        """True when tensor ``position`` (operands, then the result) may hold i32 indices."""
+        return False
+
     def set_indexing(self, space: Sequence[int], maps: Sequence[AffineMap]) -> None:
         """Write an explicit iteration space and indexing maps (for the current operands)."""
         self.properties["iteration_space"] = DenseArrayBase.from_list(i64, list(space))
@@ -667,8 +712,8 @@ class ComputeOp(IRDLOperation):
 
     def verify_(self) -> None:
         for i, v in enumerate(self.inputs):
-            _verify_tensor_type(v.type, f"operand #{i}")
-        _verify_tensor_type(self.result.type, "result")
+            _verify_tensor_type(v.type, f"operand #{i}", self.reads_index(i))
+        _verify_tensor_type(self.result.type, "result", self.reads_index(len(self.inputs)))
         self.verify_types()
         self._verify_interface_attrs()
 
@@ -740,6 +785,9 @@ class PointwiseOp(ComputeOp):
     name = "spyre.pointwise"
     op_func_name = prop_def(StringAttr)
     consts = opt_prop_def(DictionaryAttr)
+    indirect_dim = opt_prop_def(IntegerAttr)
+    """With ``identity``: operand #1 (a table) is read along this dim at the values of
+    operand #0 (an i32 index), see :meth:`gather`."""
     traits = traits_def(Pure())
 
     assembly_format = ("$op_func_name ` ` `(` $inputs `)` (`consts` $consts^)? attr-dict "
@@ -752,8 +800,42 @@ class PointwiseOp(ComputeOp):
             props["consts"] = DictionaryAttr({k: FloatAttr(v, f64) for k, v in consts.items()})
         super().__init__(operands=[inputs], result_types=[result_type], properties=props)
 
+    @classmethod
+    def gather(cls, index: SSAValue, table: SSAValue, dim: int, result_type: Attribute,
+               along: bool = False) -> PointwiseOp:
+        """``identity`` reading ``table`` along ``dim`` at the values of the i32 ``index``: the
+        result is ``table.shape[:dim] + index.shape + table.shape[dim + 1:]`` (``np.take``)::
+
+            %e = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64}
+                 : (tensor<2x100xi32>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
+
+        With ``along`` the index has the table's rank and the result its shape, the table's other
+        dims read at the index's coordinates (``np.take_along_axis``, ``torch.gather``): explicit
+        maps, the table's holding 0 in ``dim``.
+        """
+        op = cls("identity", [index, table], result_type)
+        op.properties["indirect_dim"] = IntegerAttr(dim, i64)
+        if along:
+            shape = _shape(index)
+            rank = len(shape)
+            row = AffineMap(rank, 0, tuple(AffineExpr.constant(0) if j == dim else AffineExpr.dimension(j)
+                                           for j in range(rank)))
+            op.set_indexing(shape, (AffineMap.identity(rank), row, AffineMap.identity(rank)))
+        return op
+
     def op_func(self) -> OpFunc:
         return _op_func_of_kind(self.op_func_name.data, (OpKind.POINTWISE,))
+
+    def reads_index(self, position: int) -> bool:
+        return position == 0 and self.indirect_dim is not None
+
+    def indirect_access(self) -> IndirectAccess | None:
+        if self.indirect_dim is None:
+            return None
+        index_map, table_map = self.get_indexing_maps()[:2]
+        return IndirectAccess(0, 1, self.indirect_dim.value.data,
+                              tuple(sorted(set().union(*map(_used_dims, index_map.results)))),
+                              tuple(sorted(set().union(*map(_used_dims, table_map.results)))))
 
     def const_values(self) -> dict[str, float]:
         """The scalar inputs and parameters, by name."""
@@ -770,9 +852,15 @@ class PointwiseOp(ComputeOp):
         return _shape(self.result)
 
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
+        if self.indirect_dim is not None:
+            return _gather_maps(len(_shape(self.inputs[0])), len(_shape(self.inputs[1])),
+                                self.indirect_dim.value.data)
         return _pointwise_maps(tuple(_shape(v) for v in self.inputs), _shape(self.result))
 
     def verify_types(self) -> None:
+        if self.indirect_dim is not None:
+            self._verify_gather()
+            return
         func = self.op_func()
         names = func.inputs
         consts = self.consts.data if self.consts is not None else {}
@@ -801,6 +889,34 @@ class PointwiseOp(ComputeOp):
             if not self.has_explicit_maps() and not _broadcasts_to(_shape(v), out_shape):
                 raise VerifyException(f"operand #{i} of shape {list(_shape(v))} does not broadcast "
                                       f"to the result shape {list(out_shape)}")
+
+    def _verify_gather(self) -> None:
+        if self.op_func_name.data != "identity" or self.consts is not None:
+            raise VerifyException(f"indirect_dim needs op func 'identity' without consts, "
+                                  f"got '{self.op_func_name.data}'")
+        if len(self.inputs) != 2:
+            raise VerifyException(f"an indirect identity takes an index and a table, got {len(self.inputs)} operands")
+        index, table = self.inputs
+        if _element_type(index) != IntegerType(32):
+            raise VerifyException(f"index operand #0 must have element type i32, got {_element_type(index)}")
+        if _element_type(table) != _element_type(self.result):
+            raise VerifyException(f"table operand #1 element type {_element_type(table)} differs from "
+                                  f"result element type {_element_type(self.result)}")
+        dim, table_shape = self.indirect_dim.value.data, _shape(table)
+        if not 0 <= dim < len(table_shape):
+            raise VerifyException(f"indirect_dim {dim} is outside the table rank {len(table_shape)}")
+        if self.has_explicit_maps():
+            maps = self.get_indexing_maps()
+            if len(maps) != 3 or len(maps[1].results) != len(table_shape):
+                return  # the interface check names the malformed maps
+            gathered = maps[1].results[dim]
+            if gathered != AffineExpr.constant(0):
+                raise VerifyException(f"the table map must hold 0 in the gathered dim {dim}, got {gathered}")
+            return
+        expected = [*table_shape[:dim], *_shape(index), *table_shape[dim + 1:]]
+        if list(_shape(self.result)) != expected:
+            raise VerifyException(f"result shape {list(_shape(self.result))} must be {expected}: the table's "
+                                  f"dims with dim {dim} replaced by the index's")
 
 
 @irdl_op_definition
@@ -960,6 +1076,9 @@ class RestickifyOp(ComputeOp):
 
     def op_func(self) -> OpFunc:
         return _op_func_of_kind("ReStickifyOpHBM", (OpKind.DATA_MOVEMENT,))
+
+    def reads_index(self, position: int) -> bool:
+        return True  # a copy of indices in another layout
 
     def default_iteration_space(self) -> tuple[int, ...]:
         return _shape(self.result)

@@ -55,7 +55,9 @@ Rules (DESIGN §7):
   (``tiles`` non-empty) overlap form a group; an op without tiling hints
   between members (an interloper) that does not depend on an earlier member
   moves before the group, else, if no later member depends on it, after it;
-  otherwise it is an error.  A hint id in two groups is an error.
+  otherwise it is an error.  A hint id in two groups is an error.  The
+  copies of an assembly's pieces (``torch.cat``, :mod:`spyre_mlir.assembly`)
+  are never members: a concatenation is not tiled (its ops are interlopers).
 * **Levels.**  One loop level per (hint, name) in hint-id order (outer scope =
   outer loop), then the hint's own order; a level divides, in every op of the
   group that carries its hint, the iteration dims whose names start with its
@@ -101,6 +103,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, A
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
+from spyre_mlir.assembly import assembled_by
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -431,7 +434,9 @@ def _strip_tiles(op: ComputeOp) -> None:
 
 
 def _tiling_hint_ids(op: Operation) -> tuple[int, ...]:
-    if not isinstance(op, ComputeOp):
+    """The ids of ``op``'s hints with ``tiles``; none for a piece of an assembly (its copy writes a
+    window of the assembled buffer, which stays whole: concatenations are not tiled)."""
+    if not isinstance(op, ComputeOp) or assembled_by(op) is not None:
         return ()
     return tuple(h.hint_id.data for h in op.get_hints() if h.tiles.data)
 
@@ -753,9 +758,14 @@ def clear_interlopers(group: Group) -> None:
             continue
         op.detach()
         block.insert_op_before(op, group.members[0])
-    for op in after:
+    for i, op in enumerate(after):
         users = {block.find_ancestor_op_in_block(u.operation) for r in op.results for u in r.uses}
         if users & set(group.members):
+            pieces = [o for o in after[:i + 1] if assembled_by(o) is not None]
+            if pieces:
+                raise SpyreError(f"'{pieces[0].name}' op: a concatenation (torch.cat, torch.stack) inside "
+                                 f"{group.describe()} reads an op of it and an op of it reads it; concatenations "
+                                 "are not tiled: compute it outside the spyre_hint(tiles=...) scope", op=pieces[0])
             raise SpyreError(f"'{op.name}' op sits inside {group.describe()}, depends on an op of it, and an "
                              "op of it depends on it: it can move neither before nor after the group", op=op)
     anchor: Operation = group.members[-1]
@@ -869,7 +879,7 @@ def span_level(op: ComputeOp, config: SpyreConfig) -> Level | None:
 def tile_span_overflows(func: FuncOp, config: SpyreConfig) -> list[TilingResult]:
     """Give every compute op of ``func`` that overflows the span limit its own loop."""
     results = []
-    for op in [op for op in func.walk() if isinstance(op, ComputeOp)]:
+    for op in [op for op in func.walk() if isinstance(op, ComputeOp) and assembled_by(op) is None]:
         level = span_level(op, config)
         if level is not None:
             results.append(tile_group(Builder(InsertPoint.before(op)), [op], [level]))

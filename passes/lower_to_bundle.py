@@ -3,7 +3,8 @@
 # (iteration space, indexing maps, reduction dims, op func, core_splits), the
 # layouts of its tensor types (tensor_layout) and `placement`; the `spyre.role` /
 # `spyre.name` argument and result attributes; the module's `#spyre.target`
-# (cores).  Writes `func.func @sdsc_bundle`
+# (cores); scf.for nests and top-level assemblies (spyre_mlir.assembly).
+# Writes `func.func @sdsc_bundle`
 # of sdscbundle/arith ops, one `sdscbundle.sdsc_execute` per compute op carrying
 # its OpSpec (`op_spec`), and the manifest facts as `spyre.kernel_args` /
 # `spyre.cores` attributes of the bundle function.
@@ -83,6 +84,13 @@ error names the op): an accumulator that leaves its loop into a buffer already
 placed otherwise (needs a copy), rank-changing slices, iv-dependent windows of
 LX values.  ``spyre.view`` must
 not reach this pass.
+
+Assemblies (``torch.cat``, :mod:`spyre_mlir.assembly`): at the top level too, a
+compute result inserted into a ``tensor.empty`` chain is written straight into
+its window of one buffer, and the chain's value reads the whole buffer.  The
+buffer is the output the value is returned as, else the placement memory
+planning gave the pieces' copies (all the same, in HBM), else a fresh pool
+buffer (a zeroed one when its layout is padded).
 """
 
 from __future__ import annotations
@@ -113,6 +121,7 @@ from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 
+from spyre_mlir.assembly import Assembly, assembled_by, assembly_of
 from spyre_mlir.codegen.build_spec import TensorAccess, _linear_terms, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError
@@ -260,7 +269,8 @@ class _Lowering:
         ret = self.source.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         for j, value in enumerate(ret.arguments):
-            computed = isinstance(value, OpResult) and isinstance(value.op, ComputeOp | scf.ForOp)
+            computed = isinstance(value, OpResult) and isinstance(value.op, ComputeOp | scf.ForOp
+                                                                  | tensor.InsertSliceOp)
             if not computed or value in self.outputs:
                 raise SpyreError(f"result #{j} must be computed by a compute op and returned once: "
                                  "returning an argument, a non-compute value or one value twice needs a copy",
@@ -283,6 +293,12 @@ class _Lowering:
                 placement = PlacementAttr("zeroed", 0)
             else:
                 placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
+        return self.placed_access(layout, placement, op, planned=op.placement is not None)
+
+    def placed_access(self, layout: StickLayout, placement: PlacementAttr, op: Operation,
+                      planned: bool) -> TensorAccess:
+        """The storage of a ``layout`` value at ``placement`` (``planned``: chosen by memory planning)."""
+        origin = (0,) * len(layout.host_shape)
         kind, value = placement.kind.data, placement.value.data
         if kind == "lx":
             return TensorAccess(layout, "lx", placement, origin)
@@ -290,12 +306,24 @@ class _Lowering:
             return self.filled_buffer(layout, 0.0, ()).access
         if kind == "pool":
             end = round_up(value + layout.nbytes, self.config.alignment)
-            self.placed_pool_end = max(self.placed_pool_end, end) if op.placement is not None else \
-                self.placed_pool_end
+            self.placed_pool_end = max(self.placed_pool_end, end) if planned else self.placed_pool_end
             self.pool_size = max(self.pool_size, end)
         elif not 0 <= value < len(self.args) or self.args[value].role != "output":
             raise SpyreError(f"placement {placement} does not name an output kernel argument", op=op)
         return TensorAccess(layout, "hbm", placement, origin)
+
+    def assembled(self, assembly: Assembly) -> _Loc:
+        """Where an assembly's buffer lives: the output its value is returned as, else the placement
+        memory planning gave its pieces' copies (one buffer in HBM), else a fresh buffer."""
+        copy = assembly.copies[0]
+        if assembly.value in self.outputs or copy.placement is None:
+            loc = self.destination(assembly.value, assembly.empty.tensor)
+            assert loc is not None
+            return loc
+        if copy.placement.kind.data == "lx":
+            raise SpyreError("the buffer of a concatenation must live in HBM: its pieces write windows of it",
+                             op=copy)
+        return _Loc(self.placed_access(tensor_layout(assembly.empty.tensor.type), copy.placement, copy, True))
 
     def pool_alloc(self, nbytes: int) -> int:
         """A fresh pool block (a bump allocation above the planned pool offsets)."""
@@ -422,6 +450,8 @@ class _Lowering:
             loc = self.loc_of(owner.dest)
         elif isinstance(owner, scf.ForOp):
             loc = self.loc_of(owner.iter_args[owner.results.index(v)])
+        elif isinstance(owner, tensor.EmptyOp) and (assembly := assembly_of(owner)) is not None:
+            loc = self.assembled(assembly)
         elif isinstance(owner, tensor.EmptyOp):
             uses = [u for u in v.uses if isinstance(u.operation, scf.ForOp)]
             if len(uses) != 1 or len(list(v.uses)) != 1:
@@ -462,7 +492,7 @@ class _Lowering:
 
     def compute(self, op: ComputeOp, depth: int) -> _Exec:
         locs = [self.loc_of(v) for v in op.inputs]
-        dest = self.destination(op.result, None) if depth else None
+        dest = self.destination(op.result, None) if depth or assembled_by(op) is not None else None
         if dest is None:
             dest = _Loc(self.result_access(op))
         self.locs[op.result] = dest

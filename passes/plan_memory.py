@@ -7,7 +7,8 @@
 # off>`, `<hbm, arg N>`, `<hbm, pool off>` or `<hbm, zeroed>` (a value with
 # explicit padding), and inserts a `spyre.pointwise
 # "identity"` copy-out after a loop-body value kept in LX that also leaves its
-# loop.  The solvers (`solve`) need no IR.
+# loop.  The copies of an assembly's pieces (spyre_mlir.assembly, torch.cat)
+# all get their buffer's one HBM placement.  The solvers (`solve`) need no IR.
 """Memory planning: which values live in each core's LX scratchpad, and where.
 
 Before (after work division, [1024, 4096] fp16 on 32 cores)::
@@ -71,6 +72,7 @@ from xdsl.ir import Operation, OpResult, SSAValue, Use
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
+from spyre_mlir.assembly import assemblies
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (ComputeOp, FillOp, PlacementAttr, PointwiseOp, ViewOp, expr_range, target_config,
                                        tensor_layout)
@@ -446,7 +448,8 @@ def _lx_size(value: OpResult) -> int | None:
     Conditions: written by a compute op that does not split a reduction dim
     (partial sums) and is not data movement (HBM to HBM); read only by compute
     ops of the same block (its lifetime lies in one region), at least once,
-    none broadcasting it (a constant coordinate) or moving it; writer and
+    none broadcasting it (a constant coordinate), moving it or reading it as the
+    index or table of an indirect access (the engine addresses both in HBM); writer and
     readers touch the same box of it on every core; the boxes cover the whole
     device tensor (no back gap).  Size: device bytes / cores sharing it.
     """
@@ -465,6 +468,9 @@ def _lx_size(value: OpResult) -> int | None:
         reader = use.operation
         assert isinstance(reader, ComputeOp)
         if any(isinstance(e, AffineConstantExpr) for e in reader.get_indexing_maps()[use.index].results):
+            return None
+        indirect = reader.indirect_access()
+        if indirect is not None and use.index in (indirect.index, indirect.table):
             return None
         if _core_regions(reader, use.index) != regions:
             return None
@@ -587,10 +593,10 @@ def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int,
 
 
 def _zeroed(value: OpResult) -> bool:
-    """True for a compute result whose layout is padded beyond its writer's reach
-    (:attr:`StickLayout.is_padded`): its padding must read as zeros, so it gets a zeroed
-    buffer of its own (a fill initialises all of its own bytes)."""
-    return isinstance(value.op, ComputeOp) and tensor_layout(value.type).is_padded
+    """True for a compute result (or an assembly's value) whose layout is padded beyond its
+    writers' reach (:attr:`StickLayout.is_padded`): its padding must read as zeros, so it gets a
+    zeroed buffer of its own (a fill initialises all of its own bytes)."""
+    return isinstance(value.op, ComputeOp | tensor.InsertSliceOp) and tensor_layout(value.type).is_padded
 
 
 def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
@@ -611,6 +617,8 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
        reused by lifetime; except a value with explicit padding
        (:func:`_zeroed`), which gets ``<hbm, zeroed>``: a buffer of its own
        that the runtime zero-fills, never shared (its padding stays zero).
+       An assembly is one value (:func:`_assembly_buffers`): its pieces'
+       copies write windows of its buffer and all take its placement.
     """
     outputs = _kernel_outputs(body)
     copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
@@ -622,21 +630,40 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     lifetimes = _lifetimes(body, values)
     buffers = {v: Buffer(f"v{i}", tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
                          end=lifetimes[v][1]) for i, v in enumerate(values)}
-    pooled = [buffers[v] for v in values if v not in outputs and v not in in_lx and not _zeroed(v)]
+    held = _assembly_buffers(body, buffers)
+    stored = list(dict.fromkeys(held.get(v, v) for v in values))
+    pooled = [buffers[v] for v in stored if v not in outputs and v not in in_lx and not _zeroed(v)]
     pool = solve(pooled, sum(round_up(b.size, alignment) for b in pooled), alignment, "bestfit")
     planned = []
     for v in values:
-        if v in outputs:
-            placement = PlacementAttr("arg", outputs[v])
-        elif _zeroed(v):
+        storage = held.get(v, v)
+        if storage in outputs:
+            placement = PlacementAttr("arg", outputs[storage])
+        elif _zeroed(storage):
             placement = PlacementAttr("zeroed", 0)
-        elif v in in_lx:
-            placement = PlacementAttr("lx", in_lx[v])
+        elif storage in in_lx:
+            placement = PlacementAttr("lx", in_lx[storage])
         else:
-            placement = PlacementAttr("pool", pool[buffers[v].name])
+            placement = PlacementAttr("pool", pool[buffers[storage].name])
         v.op.placement = placement
-        planned.append(PlannedValue(v, buffers[v], lx_sizes.get(v), placement))
+        planned.append(PlannedValue(v, buffers[storage], lx_sizes.get(v), placement))
     return planned
+
+
+def _assembly_buffers(body: func.FuncOp, buffers: dict[SSAValue, Buffer]) -> dict[SSAValue, SSAValue]:
+    """One HBM buffer per assembly (:mod:`spyre_mlir.assembly`, a ``torch.cat``), added to ``buffers``
+    under the assembly's value: its full device bytes, live from its first piece's write to its
+    value's last read.  Returns each piece's copy -> that value: the copies write windows of the
+    buffer in place and take its placement, so no piece has storage of its own."""
+    pos, after = _positions(body)
+    held: dict[SSAValue, SSAValue] = {}
+    for i, assembly in enumerate(assemblies(body)):
+        value = assembly.value
+        _, end, uses = _lifetime(value, pos, after)
+        buffers[value] = Buffer(f"a{i}", tensor_layout(value.type).nbytes, uses + len(assembly.copies) - 1,
+                                start=pos[assembly.copies[0]], end=end)
+        held.update((copy.result, value) for copy in assembly.copies)
+    return held
 
 
 def check_lx_solver(lx_solver: str, who: str) -> None:

@@ -1,6 +1,7 @@
 # spyre-propagate-named-dims: names every iteration dim of every compute op and
 # every dim of every view and fill.  Reads the `spyre.dims` argument attributes
-# of each func.func, the ComputeOp indexing maps and the view maps; writes only
+# of each func.func, the ComputeOp indexing maps, the view maps and the pieces of
+# assemblies (tensor.empty filled by tensor.insert_slice, spyre_mlir.assembly); writes only
 # the `dims` property of compute ops (per iteration dim), `spyre.view` and
 # `spyre.fill` (per result dim).  Warns, and goes on, where names conflict.
 """Named-dimension propagation (seed 002, "propagate_named_dims"; DESIGN §4 stage 1).
@@ -31,7 +32,11 @@ Rules, in the order the analysis applies them:
    each connected group of them is a split, a merge, a one-to-one (permute,
    slice) or a new/dropped dim (expand, select).  The group's names, outermost
    first, are distributed over its result dims by :func:`distribute_names`.
-4. Dims no name reaches get a generated name (below), except value dims of
+4. An assembly (``torch.cat``: a ``tensor.empty`` filled piece by piece) takes,
+   along each dim its pieces span whole, the names of its first piece that has
+   user-derived ones (:func:`assembled_dim_names`); the dims pieces are laid
+   side by side along keep generated names.
+5. Dims no name reaches get a generated name (below), except value dims of
    extent 1, which may stay unnamed (as the importer leaves them).
 
 Generated names start with ``%`` and derived names contain ``/`` or ``%``, so
@@ -57,12 +62,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
+from xdsl.dialects import tensor
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 
+from spyre_mlir.assembly import assembly_of
 from spyre_mlir.diagnostics import emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, ViewOp
 
@@ -400,7 +407,22 @@ def propagate_named_dims(func_op: FuncOp) -> NamedDims:
             result_shape = _shape(op.result)
             named.ops[op] = _fill_generated([()] * len(result_shape), str(k), result_shape)
             named.record(op.result, named.ops[op])
+        elif isinstance(op, tensor.EmptyOp) and assembly_of(op) is not None:
+            shape = _shape(op.tensor)
+            named.record(op.tensor, _fill_generated([()] * len(shape), str(k), shape))
+        elif isinstance(op, tensor.InsertSliceOp) and op.dest in named.values:
+            named.record(op.result, assembled_dim_names(named.of(op.dest), named.of(op.source),
+                                                        _shape(op.dest), _shape(op.source)))
     return named
+
+
+def assembled_dim_names(full: DimNames, piece: DimNames, full_shape: Sequence[int],
+                        piece_shape: Sequence[int]) -> DimNames:
+    """The names of an assembly (spyre_mlir.assembly) after one more piece: along each dim the
+    piece spans whole, the piece's names unless the buffer has user-derived ones already; along
+    the dims pieces are laid side by side, the buffer's."""
+    return tuple(p if n == m and p and (not f or is_placeholder(f)) else f
+                 for f, p, n, m in zip(full, piece, full_shape, piece_shape))
 
 
 def dims_attr(names: DimNames) -> ArrayAttr[ArrayAttr[StringAttr]]:

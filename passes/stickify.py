@@ -2,7 +2,9 @@
 # materialised tensor and writes it as a #spyre.layout type encoding.
 # Reads: shapes and element types, each compute op's iteration space, indexing
 #   maps and op-func kind (through the ComputeOp interface), spyre.view chains,
-#   layouts already present (function arguments staged otherwise, a previous run).
+#   layouts already present (function arguments staged otherwise, a previous run),
+#   assemblies (spyre_mlir.assembly: a tensor.empty filled by tensor.insert_slice
+#   of compute results, the importer's torch.cat).
 # Writes: `#spyre.layout` on every tensor type (block arguments, op results,
 #   views, the func signature); `spyre.restickify` where a stored value must
 #   change stick dim or be padded (a matmul B operand's K, rows read past their
@@ -24,7 +26,10 @@ of the read (a stick reduction's sparse result read densely: ``fits``).
 Op rules (by op-func kind, DESIGN §6):
 
 * pointwise: every non-broadcast operand's stick coordinate is driven by the
-  same iteration dim as the result's;
+  same iteration dim as the result's, and, where another result dim allows it,
+  not at an offset inside a stick (``x[..., 32:]`` of 64 fp16 columns: no op
+  reads that in place and a copy of it would start mid-stick, so the op is
+  driven by another dim and the operand's storage restickified onto it);
 * matmul ``C[m, n] = A[m, k] @ B[k, n]``: A driven by K (the reduction dim), B
   and C by N (the dim of C's innermost coordinate); when K is not a whole
   number of sticks, B's K dim is padded to whole sticks (``padded_shape``; the
@@ -38,7 +43,12 @@ Op rules (by op-func kind, DESIGN §6):
   over the stick).  A reduction over the stick without keepdim is rewritten to
   keep its reduced dims (size 1), read through a ``spyre.view`` that drops
   them, so that its result is sparse too;
-* data movement (restickify): none; its result layout is given.
+* data movement (restickify): none; its result layout is given;
+* a table read through an index (DESIGN §15): the result is sticked on a data
+  dim of the table, which the table shares (its gathered dim, addressed a row at
+  a time, never carries the stick); the int32 index is sticked on an entry dim
+  of its own (one the table's data does not share), 32 entries per stick, so
+  step 3 pads the result's entry dim to whole sticks of indices.
 
 Decisions, greedily in program order:
 
@@ -49,8 +59,14 @@ Decisions, greedily in program order:
 2. For each other materialised value the pass picks, among the result dims the
    op rule allows, the stick dim with the fewest restickifies: those its own
    operands would need plus those its known readers would need (matmul
-   operand rules; a pointwise reader whose other operands are already decided).
-   Ties go to the innermost dim, then to the lowest.
+   operand rules; a pointwise reader whose other operands are already decided;
+   a piece's copy, the innermost dim its assembly's buffer may be sticked on).
+   Ties go to the innermost dim, then to the lowest.  An assembly's buffer,
+   its values and its pieces' copies get one stick dim (at the
+   ``tensor.empty``), among the dims along which every piece starts at a whole
+   number of sticks: the fewest restickifies of the copies' operands and of
+   the readers, ties to the innermost; readers' padding of the assembled value
+   is the buffer's.
 3. An operand that does not fit gets a ``spyre.restickify`` of its storage to a
    layout sticked on a storage dim with the required driver, placed right after
    the storage's definition and shared by every reader that needs the same
@@ -78,21 +94,24 @@ Decisions, greedily in program order:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import func, tensor
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from spyre_mlir.assembly import Assembly, assembled_by, assemblies, assembly_filled_by, assembly_of
 from spyre_mlir.diagnostics import SpyreError, describe_argument, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
     FillOp,
+    IndirectAccess,
     LayoutAttr,
     ReduceOp,
     RestickifyOp,
@@ -268,6 +287,8 @@ def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan
     if kind is OpKind.MATMUL:
         k, n = _matmul_dims(op, result)
         return OpRule(tuple(dims_driven_by(result, n)), {0: k, 1: n})
+    if kind is OpKind.POINTWISE and (indirect := op.indirect_access()) is not None:
+        return _indirect_rule(op, indirect, reads, result, plan)
     if kind is OpKind.POINTWISE:
         return OpRule(every, shared=True)
     if kind is OpKind.REDUCTION:
@@ -281,6 +302,25 @@ def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan
         if driver not in (None, BROADCAST):
             return OpRule(tuple(dims_driven_by(result, driver)) or every)
     return OpRule(every)
+
+
+def _indirect_rule(op: ComputeOp, indirect: IndirectAccess, reads: Sequence[Read], result: Sequence[Linear],
+                   plan: Plan) -> OpRule:
+    """An indirect access: the result is sticked on a data dim of the table, which the table
+    shares (never its gathered dim: a row is read as whole sticks); the index is sticked on an
+    entry dim that is no data dim (its own, if it is one; else its innermost such)."""
+    dims = tuple(j for j, c in enumerate(result) if stick_driver(c) in indirect.data_dims)
+    if not dims:
+        raise SpyreError("reading a table through an index needs a table dim besides the gathered one "
+                         "to carry the stick (a 1-d table has none)", op=op)
+    index = reads[indirect.index]
+    entries = [d for c in reversed(index.coords)
+               if (d := stick_driver(c)) not in (None, BROADCAST) and d not in indirect.data_dims]
+    if not entries:
+        raise SpyreError("the index of a table read needs a dim of its own (one the table's data does "
+                         "not share) to carry the stick", op=op)
+    own = plan.driver(index)
+    return OpRule(dims, {indirect.index: own if own in entries else entries[0]}, shared=True)
 
 
 # --------------------------------------------------------------------------
@@ -367,8 +407,15 @@ class _Stickifier:
             return {0: k, 1: n}.get(index)
         if kind is not OpKind.POINTWISE:
             return None
+        indirect = op.indirect_access()
+        if indirect is not None and index == indirect.index:
+            return None  # the index keeps a stick driver of its own (_indirect_rule)
         if op.result in self.plan.layouts:
             return self.plan.driver(Read(op.result, tuple(result), ()))
+        insert = assembled_by(op)
+        assembly = None if insert is None else assembly_filled_by(insert)
+        if assembly is not None and (dims := whole_stick_dims(assembly)):
+            return stick_driver(result[dims[-1]])  # the buffer's likely stick: ties go to the innermost
         for j, read in enumerate(reads):
             if j != index and read.storage in self.plan.layouts:
                 driver = self.plan.driver(read)
@@ -591,10 +638,83 @@ class _Stickifier:
         self.rewriter.erase_op(op)
         return kept
 
+    def misaligned(self, reads: Sequence[Read], driver: int | None) -> bool:
+        """True when ``driver`` drives some read's storage stick coordinate at an offset that is not
+        a whole number of sticks (``x[..., 32:]`` of 64 fp16 columns): no op reads that in place and a
+        copy of it would start mid-stick, so the op must be driven otherwise (its operand restickified)."""
+        for read in reads:
+            stick = self.plan.stick(read.storage)
+            if stick is None or driver in (None, BROADCAST):
+                continue
+            coord = read.coords[stick]
+            if stick_driver(coord) == driver and coord.const % self.plan.layouts[read.storage].elems_per_stick:
+                return True
+        return False
+
+    def aligned(self, dims: Sequence[int], reads: Sequence[Read], result: Sequence[Linear]) -> tuple[int, ...]:
+        """The result dims among ``dims`` whose driver reads no operand mid-stick (:meth:`misaligned`);
+        all of ``dims`` when every one does (the lowering then reports the misaligned read)."""
+        kept = tuple(d for d in dims if not self.misaligned(reads, stick_driver(result[d])))
+        return kept or tuple(dims)
+
+    def copy_misses(self, copy: ComputeOp, stick: int) -> int:
+        """Restickifies the operands of ``copy`` would need if its result were sticked on ``stick``."""
+        _, reads, result = op_reads(copy)
+        rule = op_rule(copy, reads, result, self.plan)
+        return len(self.operand_misses(rule, reads, stick_driver(result[stick])))
+
+    def assemble(self, assembly: Assembly) -> None:
+        """Step 2 for an assembly: one stick dim for its buffer, its values and its pieces' copies.
+
+        A piece's offset along the stick dim must be a whole number of sticks (its copy writes
+        whole sticks); among the dims where all are, the one with the fewest restickifies of
+        the copies' operands and of the readers wins."""
+        full = assembly.empty.tensor
+        shape = _shape(full)
+        candidates = whole_stick_dims(assembly)
+        for copy in assembly.copies:
+            _, reads, result = op_reads(copy)
+            candidates = list(self.aligned(candidates, reads, result))
+        if not candidates:
+            eps = _layout(full, len(shape) - 1).elems_per_stick
+            raise SpyreError(f"the pieces of a tensor of shape {list(shape)} start at offsets "
+                             f"{[list(o) for o in assembly.offsets()]}: no dim has them all at whole sticks of "
+                             f"{eps} elements, so no stick dim can hold them", op=assembly.inserts[0])
+
+        def cost(stick: int) -> int:
+            return sum(self.copy_misses(copy, stick) for copy in assembly.copies) + \
+                self.demand_misses(assembly.value, stick)
+
+        if full in self.plan.fixed:
+            stick = self.choose(assembly.empty, full, candidates, cost)
+        else:
+            stick = min(reversed(candidates), key=cost)  # ties go to the innermost dim
+        for value in assembly.values:
+            if value not in self.plan.fixed:
+                self.plan.layouts[value] = _layout(value, stick)
+        for copy in assembly.copies:
+            if copy.result not in self.plan.fixed:
+                self.plan.fix(copy.result, _layout(copy.result, stick))
+
+    def settle_assemblies(self, module: ModuleOp) -> None:
+        """Give every value of an assembly's buffer the layout its readers settled on its last value
+        (padded by :meth:`pad` where a reader iterates past its extent)."""
+        for body in module.walk():
+            if isinstance(body, func.FuncOp) and body.body.blocks:
+                for assembly in assemblies(body):
+                    for value in assembly.values:
+                        if value not in self.plan.fixed:
+                            self.plan.layouts[value] = self.plan.layouts[assembly.value]
+
     def visit(self, op: Operation) -> None:
         """Step 2 and 3 for one op."""
         if isinstance(op, func.ReturnOp):
             self.materialise_returned(op)
+            return
+        if isinstance(op, tensor.EmptyOp):
+            assembly = assembly_of(op)
+            if assembly is not None:
+                self.assemble(assembly)
             return
         if isinstance(op, FillOp):
             rank = len(_shape(op.result))
@@ -609,6 +729,8 @@ class _Stickifier:
             op = self.keep_reduced_dims(op)
             _, reads, result = op_reads(op)
         rule = op_rule(op, reads, result, self.plan)
+        if rule.shared and op.result not in self.plan.fixed:
+            rule = dataclasses.replace(rule, result_dims=self.aligned(rule.result_dims, reads, result))
 
         def cost(stick: int) -> int:
             return len(self.operand_misses(rule, reads, stick_driver(result[stick])))
@@ -636,6 +758,14 @@ class _Stickifier:
                 ret = f.body.blocks[-1].last_op
                 outputs = ret.operand_types if isinstance(ret, func.ReturnOp) else f.function_type.outputs.data
                 f.function_type = FunctionType.from_lists(f.body.blocks[0].arg_types, outputs)
+
+
+def whole_stick_dims(assembly: Assembly) -> list[int]:
+    """The dims of an assembly's buffer along which every piece starts at a whole number of sticks."""
+    full = assembly.empty.tensor
+    rank = len(_shape(full))
+    eps = _layout(full, rank - 1).elems_per_stick
+    return [d for d in range(rank) if all(o[d] % eps == 0 for o in assembly.offsets())]
 
 
 def driven_stick(coords: Sequence[Linear], source_stick: int | None, rank: int) -> int:
@@ -667,6 +797,7 @@ def stickify(module: ModuleOp) -> StickifyResult:
     for op in list(module.walk()):
         s.visit(op)
     _erase_dead_views(module, s.rewriter)
+    s.settle_assemblies(module)
     layouts = dict(s.plan.layouts)
     s.write_types(module)
     return StickifyResult(layouts, s.restickifies)

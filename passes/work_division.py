@@ -40,6 +40,15 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    piece count, then at most one reduction dim, each multiplying its split by
    the largest divisor of its remaining pieces that fits the core budget.
 
+An op that reads a table through an index (``embedding``, ``index_select``;
+DESIGN §15) divides its work by the index entries only: the table's data dims
+stay unsplit in every step (a table is shared by all cores at one base), the
+table is left out of span reduction (its rows are addressed through the index),
+and an entry dim that runs along the index's stick is counted in whole sticks
+of 32 int32 indices by step 1 (spyre-stickify pads the result's entry dim to
+whole sticks, so the last core's padded entries stay inside it).  Few entries
+leave cores idle: correct-but-serial beats wrong.
+
 The core -> slice mapping for code generation is :func:`core_to_slice`.
 """
 
@@ -226,6 +235,14 @@ class WorkProblem:
 
     is_matmul: bool
 
+    unsplit: tuple[int, ...] = ()
+    """Iteration dims no core may split: the data dims of a table read through an index, which all
+    cores address at one base (DESIGN §15)."""
+
+    shared: tuple[int, ...] = ()
+    """Positions in ``tensors`` of tables read through an index: whole on every core, their rows
+    addressed through the index, so the span limit does not divide them."""
+
     @property
     def output_dims(self) -> tuple[int, ...]:
         """Iteration dims the result indexes."""
@@ -296,8 +313,10 @@ def work_problem(op: ComputeOp) -> WorkProblem:
     values = [*((v, f"operand #{i}") for i, v in enumerate(op.inputs)), (op.result, "result")]
     tensors = tuple(tensor_access(_value_name(v, what), v.type, m)
                     for (v, what), m in zip(values, op.get_indexing_maps(), strict=True))
+    indirect = op.indirect_access()
+    unsplit, shared = ((), ()) if indirect is None else (indirect.data_dims, (indirect.table,))
     return WorkProblem(op.name, op.get_iteration_space(), op.reduction_dims(), tensors,
-                       op.get_dim_names(), op.op_func().kind is OpKind.MATMUL)
+                       op.get_dim_names(), op.op_func().kind is OpKind.MATMUL, unsplit, shared)
 
 
 # --------------------------------------------------------------------------
@@ -378,7 +397,7 @@ def reduce_spans(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
     op and the tensor when no choice makes progress.
     """
     minimums: dict[int, int] = {}
-    for tensor in problem.tensors:
+    for tensor in (t for i, t in enumerate(problem.tensors) if i not in problem.shared):
         while (current := space.span(tensor, minimums)) > config.span_limit_bytes:
             minimums.update(_reduce_outermost_span(problem, space, config, tensor, minimums, current, anchor))
     return minimums
@@ -391,7 +410,8 @@ def _reduce_outermost_span(problem: WorkProblem, space: PieceSpace, config: Spyr
     per_core = space.per_core(minimums)
     spanning = next(dim for dim in tensor.dims if dim.positions(per_core) > 1)
     drivers = sorted(spanning.coord.used_dims())
-    options = [[s for s in divisors(space.pieces[d]) if minimums.get(d, 1) <= s <= cores] for d in drivers]
+    options = [[s for s in divisors(space.pieces[d]) if minimums.get(d, 1) <= s <= cores
+                and (s == 1 or d not in problem.unsplit)] for d in drivers]
     fitting, progress, blocked = [], [], False
     for choice in itertools.product(*options):
         trial = {**minimums, **dict(zip(drivers, choice))}
@@ -458,7 +478,9 @@ def apply_work_div(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
                                  f"not divide its size {space.sizes[d]}{unit}", op=anchor)
             trial = {**minimums, **hinted, d: split}
             used = math.prod(trial.values())
-            if used > config.cores:
+            if split > 1 and d in problem.unsplit:
+                reason = "it would split the data of a table read through an index"
+            elif used > config.cores:
                 reason = f"it would use {used} cores, more than the {config.cores} available"
             elif split < minimums.get(d, 1):
                 reason = f"the per-core span limit needs '{name}' split at least {minimums[d]}"
@@ -483,10 +505,11 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     # 4. Distribution of the remaining cores.
     dims = range(len(problem.sizes))
     by_dim = split_iteration_space(dict(zip(dims, space.pieces)), config.cores, problem.output_dims,
-                                   problem.reduction_dims, {**minimums, **hinted}, hinted)
+                                   problem.reduction_dims, {**minimums, **hinted}, {*hinted, *problem.unsplit})
     splits = tuple(by_dim[d] for d in dims)
     spans = tuple(space.span(t, by_dim) for t in problem.tensors)
-    assert all(s <= config.span_limit_bytes for s in spans), (problem, splits, spans)
+    assert all(s <= config.span_limit_bytes for i, s in enumerate(spans) if i not in problem.shared), \
+        (problem, splits, spans)
     split_k = [d for d in problem.reduction_dims if by_dim[d] > 1]
     k_first = split_k[0] if problem.is_matmul and split_k else None
     return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans, k_first)

@@ -4,8 +4,8 @@
 # default core count (driver_cores); writes nothing.
 """The Spyre hardware model (DESIGN §6).
 
-Dtypes are named canonically as ``'float16'``, ``'bfloat16'``, ``'float32'`` or
-``'int8'``; :func:`canonical_dtype` maps the spellings users, numpy and torch
+Dtypes are named canonically as ``'float16'``, ``'bfloat16'``, ``'float32'``,
+``'int8'`` or ``'int32'`` (the indices of indirect access, 32 per stick); :func:`canonical_dtype` maps the spellings users, numpy and torch
 use onto these names.  :class:`SpyreConfig` holds every machine quantity the
 compiler plans against; a compile's target facts (cores, LX fraction) come from
 the module's ``#spyre.target`` (DESIGN §14), which the drivers set from their
@@ -27,16 +27,18 @@ DATA_FORMATS: dict[str, str] = {
     "bfloat16": "SEN169_FP16",
     "float32": "IEEE_FP32",
     "int8": "SENINT8",
+    "int32": "IEEE_INT32",
 }
-"""Device data format of each canonical dtype."""
+"""Device data format of each canonical dtype (int32 holds the indices of indirect access)."""
 
-FORMAT_BYTES: dict[str, int] = {"SEN169_FP16": 2, "IEEE_FP32": 4, "SENINT8": 1}
+FORMAT_BYTES: dict[str, int] = {"SEN169_FP16": 2, "IEEE_FP32": 4, "SENINT8": 1, "IEEE_INT32": 4}
 """Bytes per element of each device data format."""
 
 FORMAT_NUMPY_DTYPES: dict[str, np.dtype] = {
     "SEN169_FP16": np.dtype(np.float16),
     "IEEE_FP32": np.dtype(np.float32),
     "SENINT8": np.dtype(np.int8),
+    "IEEE_INT32": np.dtype(np.int32),
 }
 """The numpy dtype that holds device data of each format (SEN169_FP16 as IEEE fp16)."""
 
@@ -51,6 +53,8 @@ _DTYPE_ALIASES: dict[str, str] = {
     "float": "float32",
     "int8": "int8",
     "i8": "int8",
+    "int32": "int32",
+    "i32": "int32",
 }
 
 _DLFLOAT_NINF = 0x7FFF
@@ -82,10 +86,10 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def canonical_dtype(dtype: Any) -> str:
-    """The canonical name ('float16', 'bfloat16', 'float32' or 'int8') of ``dtype``.
+    """The canonical name ('float16', 'bfloat16', 'float32', 'int8' or 'int32') of ``dtype``.
 
     Accepts the canonical names and their aliases ('f16', 'half', 'bf16',
-    'f32', 'float', 'i8'), numpy dtypes and scalar types, and torch dtypes
+    'f32', 'float', 'i8', 'i32'), numpy dtypes and scalar types, and torch dtypes
     (recognised by their string form, so torch is never imported).  Raises
     :class:`SpyreError` for any other dtype.
     """
@@ -97,7 +101,7 @@ def canonical_dtype(dtype: Any) -> str:
 
 
 def data_format(dtype: Any) -> str:
-    """The device data format ('SEN169_FP16', 'IEEE_FP32' or 'SENINT8') of ``dtype``."""
+    """The device data format ('SEN169_FP16', 'IEEE_FP32', 'SENINT8' or 'IEEE_INT32') of ``dtype``."""
     return DATA_FORMATS[canonical_dtype(dtype)]
 
 

@@ -13,7 +13,7 @@
 
 Inputs come from ``--inputs`` (an .npz keyed by the manifest's input names),
 else from ``--check``'s factory example inputs, else seeded random normal
-tensors (``--seed``).  ``SPYRE_TRACEBACK=1`` shows the traceback of an internal
+tensors (``--seed``; int32 indices are zeros).  ``SPYRE_TRACEBACK=1`` shows the traceback of an internal
 error.
 """
 
@@ -84,6 +84,9 @@ def _random_inputs(manifest: Manifest, seed: int) -> dict[str, np.ndarray]:
     out = {}
     for arg in manifest.inputs:
         assert arg.shape is not None and arg.dtype is not None
+        if arg.dtype == "int32":  # indices: 0 addresses the first row of any table
+            out[arg.name] = np.zeros(arg.shape, np.int32)
+            continue
         values = rng.standard_normal(arg.shape)
         out[arg.name] = values.astype(np.int8) if arg.dtype == "int8" else values.astype(
             np.float32 if arg.dtype in ("float32", "bfloat16") else np.float16)

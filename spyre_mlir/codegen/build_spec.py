@@ -32,6 +32,10 @@ innermost first) through the tensor's indexing map:
   on the stick every position reads the stick's element 0);
 * a constant stick coordinate otherwise (rank 0, or a pointwise input reading a
   sparse reduction result): the stick label of ``constant_stick``, -2;
+* the gathered dim of a table read through an index (its coordinate is the
+  index's value, the constant 0 in its map): the label of the entry dim that
+  drives the index's stick, ``scale_`` -1 (one row per iteration point), with a
+  back gap of the other rows, so that the table's extent there is its row count;
 * any other constant (a size-1 dim, or a fixed index into a window): no label.
 """
 
@@ -158,8 +162,9 @@ class _Term:
 
     dim: int
     how: str
-    """``dim`` (the tensor advances with it), ``reduced`` (a reduction's kept size-1 dim) or
-    ``broadcast`` (a size-1 operand dim read along the dim)."""
+    """``dim`` (the tensor advances with it), ``reduced`` (a reduction's kept size-1 dim),
+    ``broadcast`` (a size-1 operand dim read along the dim) or ``gathered`` (a table's dim
+    addressed through the index: one row per iteration point)."""
     extent: int
     """Storage extent along this term, in elements (stick dims padded to whole sticks)."""
 
@@ -186,6 +191,7 @@ class _SpecBuilder:
         self.reduced = set(op.reduction_dims())
         self.labels = sdsc_labels(len(self.space), self.func.kind)
         self.out = len(self.maps) - 1
+        self.indirect = op.indirect_access()
 
     def error(self, msg: str) -> SpyreError:
         return SpyreError(f"cannot lower '{self.op.name}' ({self.func.name}) to SDSC: {msg}", op=self.op)
@@ -266,6 +272,8 @@ class _SpecBuilder:
     def constant_terms(self, t: int, h: int) -> list[_Term]:
         """A constant host dim: a reduction's kept dim, a broadcast operand dim, or no label."""
         m, layout = self.maps[t], self.accesses[t].layout
+        if self.indirect is not None and (t, h) == (self.indirect.table, self.indirect.table_dim):
+            return [_Term(self.entry_dim(), "gathered", layout.padded_host_shape[h])]
         if t == self.out and self.func.kind is OpKind.REDUCTION:
             kept = self.kept_dims()
             if h in kept:
@@ -276,6 +284,15 @@ class _SpecBuilder:
             if target is not None and target[0] and not set(target[0]) & set(m.used_dims()):
                 return [_Term(d, "broadcast", 1) for d, _ in sorted(target[0].items(), key=lambda dc: dc[1])]
         return []
+
+    def entry_dim(self) -> int:
+        """The iteration dim that labels a table's gathered dim: the one driving the index's stick."""
+        assert self.indirect is not None
+        index = self.accesses[self.indirect.index].layout
+        found = _dim_plus_const(self.maps[self.indirect.index].results[index.stick_dim])
+        if found is None or found[0] is None or found[0] in self.indirect.data_dims:
+            raise self.error("the index's stick must be driven by an entry dim of its own")
+        return found[0]
 
     def tensor(self, t: int) -> _Tensor:
         layout = self.accesses[t].layout
@@ -295,6 +312,8 @@ class _SpecBuilder:
                 labels.append(label)
                 is_stick = h == layout.stick_dim and k == 0
                 sparse = is_stick and layout.host_shape[h] == 1 and self.space[term.dim] == 1
+                if term.how == "gathered" and is_stick:
+                    raise self.error(f"{self.what(t)} is read through the index along its stick dim")
                 scale.append(1 if term.how == "dim" and not sparse else -2 if is_stick else -1)
                 if is_stick:
                     stick = label
@@ -405,14 +424,17 @@ class _SpecBuilder:
 
     def back_gap(self, t: _Tensor, sizes: Sequence[int], index: int) -> dict[str, int]:
         layout = t.access.layout
-        gaps = {}
+        gaps, rows = {}, {}
         for h in layout.device_dims[:-1]:
             if h == ABSENT:
                 continue
             for term in self.host_dim_terms(index, h):
                 if term.how == "dim":
                     gaps[self.labels[term.dim]] = max(term.extent - sizes[term.dim], 0)
+                elif term.how == "gathered":  # the rows past the one the label reads at a time
+                    rows[self.labels[term.dim]] = term.extent - 1
         kept = {label: gaps[label] for label, scale in zip(t.labels, t.scale) if label in gaps and scale == 1}
+        kept.update(rows)
         return kept if any(kept.values()) else {}
 
     def build(self, new_symbol: Callable[[], int]) -> OpSpec:
@@ -455,10 +477,12 @@ class _SpecBuilder:
         consts, mask = self.consts(), self.mask(tensors[0], sizes)
         self.check_encodable({**consts, **({"mask value": mask["value"]} if mask else {})},
                              tensors[self.out].access.layout.data_format)
+        indirect = {} if self.indirect is None else {
+            "index": self.indirect.index, "table": self.indirect.table, "label": self.labels[self.entry_dim()]}
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
                       valid_sizes=tuple(self.space), splits=tuple(splits), slice_order=tuple(slice_order),
-                      args=tuple(args), consts=consts, mask=mask)
+                      args=tuple(args), consts=consts, mask=mask, indirect=indirect)
 
     def check_encodable(self, constants: dict[str, float], data_format: str) -> None:
         """Every constant has a bit pattern in the op's data format (the SDSC holds them so): an
@@ -475,6 +499,10 @@ class _SpecBuilder:
         names = _MATMUL_DS_TYPES if matmul else _DS_TYPES
         keys: dict[tuple, str] = {}
         types = [""] * len(tensors)
+        if self.indirect is not None:  # torch-spyre's label of an index
+            order.remove(self.indirect.index)
+            types[self.indirect.index] = "KERNEL_IDX"
+            names = names[:-1]
         for t in order:
             info = tensors[t]
             key = (info.stick_label, tuple(info.labels), info.access.layout.elems_per_stick)

@@ -103,6 +103,9 @@ class OpSpec:
     """Scalar inputs and parameters of the op func, by name (a mean's ``scaling_factor``)."""
     mask: Mapping[str, Any] = field(default_factory=dict)
     """For a reduction over a padded stick: label, valid, pad, value."""
+    indirect: Mapping[str, Any] = field(default_factory=dict)
+    """For a table read through an index: ``index`` and ``table`` (argument positions) and
+    ``label`` (the table's gathered label, ``scale_`` -1: one row per iteration point)."""
 
     @property
     def num_cores(self) -> int:

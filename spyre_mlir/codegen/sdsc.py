@@ -32,6 +32,21 @@ built here).  Field rules:
   folded into the indexing map) is several layout labels, innermost first,
   each with its own ``coordinates_`` entry; the strides follow from the extents;
 * ``computeOp_`` with ``opFuncName`` and ``exUnit``;
+* a table read through an index (``embedding``, ``index_select``: an
+  ``identity`` whose value table is addressed by an int32 index, DESIGN §15)
+  takes torch-spyre's form: the index is listed in ``computeOp_``'s
+  ``indirectAccessIndexLabeledDs_`` (the schema's spelling; torch-spyre's
+  emitter writes it without the trailing underscore, which the schema rejects),
+  not in ``inputLabeledDs``, its ``dsType_`` is ``KERNEL_IDX``, its ``memOrg_``
+  HBM only; the allocate nodes of index and table are ``indirectAllocType_``
+  ``index_tensor`` / ``value_tensor``, each naming the other in
+  ``relatedIndirectAccessAlloc_`` (torch-spyre's ``indexTensorType_`` "index"
+  is left out: the schema has no such field).  The table's gathered dim is
+  our convention, as no reference shows one: it carries the label of the
+  index's stick (entry) dim with ``scale_`` -1 and ``maxDimSizes_`` 1 (torch-spyre
+  writes 1 there: one row per iteration point), and a ``backGapCore_`` of its
+  other rows, so that its extent is the table's row count and the labels
+  outside it get their strides; every core starts at the table's base;
   ``constantInfo_`` for scalar operands and a mean's ``scaling_factor``, then
   the mask value, each its bit pattern in the op's data format (SEN169_FP16 is
   DLFloat16, 1-6-9, not IEEE binary16: ``hardware.encode_scalar``; checked
@@ -153,8 +168,12 @@ def _allocate(spec: OpSpec, index: int, arg: ArgSpec) -> dict[str, Any]:
     else:
         starts = [str(o) for o in arg.core_offsets]
     node["layoutDimOrder_"] = list(arg.layout_labels)
-    node["maxDimSizes_"] = [-1] * len(arg.layout_labels)
-    node["indirectAllocType_"] = "no_indirection"
+    role, related = _indirect_role(spec, index)
+    gathered = spec.indirect.get("label") if role == "value_tensor" else None
+    node["maxDimSizes_"] = [1 if label == gathered else -1 for label in arg.layout_labels]
+    node["indirectAllocType_"] = role
+    if related is not None:
+        node["relatedIndirectAccessAlloc_"] = f"allocate-{related.name}_{related.memory}"
     node["startAddressCoreCorelet_"] = {
         "dim_prop_func": [{"Map": {}}, {"Const": {}}, {"Const": {}}],
         "dim_prop_attr": [_fold(cores, "core"), _fold(1, "corelet"), _fold(1, "time")],
@@ -165,8 +184,24 @@ def _allocate(spec: OpSpec, index: int, arg: ArgSpec) -> dict[str, Any]:
     return node
 
 
-def _labeled_ds(index: int, arg: ArgSpec) -> dict[str, Any]:
-    memory = {"hbm": {"isPresent": 1}, "lx": {"isPresent": 1}} if arg.memory == "hbm" else {"lx": {"isPresent": 1}}
+def _indirect_role(spec: OpSpec, index: int) -> tuple[str, ArgSpec | None]:
+    """``indirectAllocType_`` of argument ``index`` and the argument its allocation is paired with."""
+    if not spec.indirect:
+        return "no_indirection", None
+    if index == spec.indirect["index"]:
+        return "index_tensor", spec.args[spec.indirect["table"]]
+    if index == spec.indirect["table"]:
+        return "value_tensor", spec.args[spec.indirect["index"]]
+    return "no_indirection", None
+
+
+def _labeled_ds(spec: OpSpec, index: int, arg: ArgSpec) -> dict[str, Any]:
+    if _indirect_role(spec, index)[0] == "index_tensor":  # the engine reads indices from HBM only
+        memory: dict[str, Any] = {"hbm": {"isPresent": 1}}
+    elif arg.memory == "hbm":
+        memory = {"hbm": {"isPresent": 1}, "lx": {"isPresent": 1}}
+    else:
+        memory = {"lx": {"isPresent": 1}}
     return {"ldsIdx_": index, "dsName_": arg.name, "dsType_": arg.ds_type, "scale_": list(arg.scale),
             "wordLength": arg.word_length, "dataFormat_": arg.data_format, "memOrg_": memory}
 
@@ -202,7 +237,9 @@ def sdsc_json(spec: OpSpec, index: int) -> dict[str, Any]:
     cores = spec.num_cores
     out_format = spec.args[-1].data_format
     constants, mask_id = _constants(spec, out_format)
-    inputs = [f"{a.name}-idx{i}" for i, a in enumerate(spec.args) if a.role == "input"]
+    indices = [f"{a.name}-idx{i}" for i, a in enumerate(spec.args) if _indirect_role(spec, i)[0] == "index_tensor"]
+    inputs = [f"{a.name}-idx{i}" for i, a in enumerate(spec.args) if a.role == "input"
+              and f"{a.name}-idx{i}" not in indices]
     outputs = [f"{a.name}-idx{i}" for i, a in enumerate(spec.args) if a.role == "output"]
     if spec.kind == "reduction":
         inputs += outputs
@@ -218,11 +255,12 @@ def sdsc_json(spec: OpSpec, index: int) -> dict[str, Any]:
                                   "el_": _dims("core", spec, _per_core(spec))}},
         "primaryDsInfo_": _primary_ds_info(spec),
         "scheduleTree_": [_allocate(spec, i, a) for i, a in enumerate(spec.args)],
-        "labeledDs_": [_labeled_ds(i, a) for i, a in enumerate(spec.args)],
+        "labeledDs_": [_labeled_ds(spec, i, a) for i, a in enumerate(spec.args)],
         "constantInfo_": constants,
         "computeOp_": [{"exUnit": spec.ex_unit, "opFuncName": spec.sdsc_op,
                         "attributes_": {"dataFormat_": out_format, "fidelity_": "regular"},
-                        "location": "Inner", "inputLabeledDs": inputs, "outputLabeledDs": outputs}],
+                        "location": "Inner", "inputLabeledDs": inputs, "outputLabeledDs": outputs,
+                        **({"indirectAccessIndexLabeledDs_": indices} if indices else {})}],
     }
     one = _fold(1, "time")
     super_dsc = {

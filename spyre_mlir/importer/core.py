@@ -43,7 +43,10 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
+    f32,
     i8,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
@@ -73,6 +76,7 @@ _ELEMENT_TYPES: dict[torch.dtype, Callable[[], Attribute]] = {
     torch.bfloat16: BFloat16Type,
     torch.float32: Float32Type,
     torch.int8: lambda: i8,
+    torch.int32: lambda: i32,
 }
 
 
@@ -222,6 +226,9 @@ class NodeEmitter:
         owner = v.owner
         if isinstance(owner, FillOp):
             return self.fill(owner.fill_value(), shape_of(v), elem)
+        if elem_of(v) == i32:
+            raise Unsupported("an integer tensor (int64 inputs are staged as int32) is read only as the index "
+                              "of embedding, index_select or gather")
         return self._add(PointwiseOp("identity", [v], tensor_type(elem, shape_of(v))))
 
     def pointwise(self, op_func: str, operands: Sequence[Value], consts: Mapping[str, Scalar] | None = None,
@@ -275,6 +282,16 @@ class NodeEmitter:
 
     def fill(self, value: Scalar, shape: Sequence[int], elem: Attribute | None = None) -> Value:
         return self._add(FillOp(float(value), tensor_type(elem or self.out_elem(), shape)))
+
+    def gather(self, table: Value, dim: int, index: Value, along: bool = False) -> Value:
+        """``table`` read along ``dim`` at the values of the i32 ``index``: ``np.take``, or with
+        ``along`` ``np.take_along_axis`` (``torch.gather``, see :meth:`PointwiseOp.gather`)."""
+        shape = shape_of(index) if along else (*shape_of(table)[:dim], *shape_of(index), *shape_of(table)[dim + 1:])
+        return self._add(PointwiseOp.gather(index, table, dim, tensor_type(elem_of(table), shape), along))
+
+    def upstream(self, op: Operation) -> Value:
+        """An upstream op (``tensor.empty``, ``tensor.insert_slice``) at the node's location."""
+        return self._add(op)
 
 
 def scalar(a: Any) -> float:
@@ -450,10 +467,12 @@ class _Importer:
             if not isinstance(val, torch.Tensor):
                 raise self.fail(node, f"unsupported non-tensor graph input '{node.name}' ({val!r})")
             shape = self._static_shape(node, val)
-            elem = element_type(val.dtype)
+            # int64 inputs (token ids) are staged as int32, the device's index type.
+            elem = i32 if val.dtype == torch.int64 else element_type(val.dtype)
             if elem is None:
                 raise self.fail(node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
-                                      "(Spyre has float16, bfloat16, float32 and int8)")
+                                      "(Spyre has float16, bfloat16, float32, int8 and int32; int64 is "
+                                      "staged as int32)")
             arg_types.append(tensor_type(elem, shape))
             attrs: dict[str, Attribute] = {"spyre.role": StringAttr(role),
                                            "spyre.name": StringAttr(input_name(spec))}

@@ -20,10 +20,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import views
-from spyre_mlir.importer.core import NodeEmitter, Unsupported, missing, scalar, shape_of
+from spyre_mlir.importer.core import NodeEmitter, Unsupported, elem_of, missing, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]
@@ -355,6 +357,87 @@ def _getitem(cx: NodeEmitter, tup: Any, index: int) -> Any:
 
 
 # --------------------------------------------------------------------------
+# 7. Concatenation
+# --------------------------------------------------------------------------
+
+
+def _assemble(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSAValue:
+    """The pieces one after another along ``dim``: a ``tensor.empty`` of the result, and per
+    non-empty piece a ``spyre.pointwise "identity"`` copy inserted at its offset (the copy
+    writes its window of the result in place).  One non-empty piece is the result itself."""
+    elem = cx.out_elem(tensors[0] if tensors else None)
+    pieces = [cx.cast(t, elem) for t in tensors if math.prod(shape_of(t))]
+    if not pieces:
+        raise Unsupported("every piece is empty")
+    if len(pieces) == 1:
+        return pieces[0]
+    shape = tuple(int(s) for s in cx.val.shape)
+    full = cx.upstream(tensor.EmptyOp([], tensor_type(elem, shape)))
+    offset = 0
+    for piece in pieces:
+        copy = cx.pointwise("identity", [piece], elem=elem)
+        offsets = [offset if d == dim else 0 for d in range(len(shape))]
+        full = cx.upstream(tensor.InsertSliceOp.from_static_parameters(copy, full, offsets, shape_of(piece)))
+        offset += shape_of(piece)[dim]
+    return full
+
+
+def _cat(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int = 0) -> SSAValue:
+    return _assemble(cx, tensors, dim % len(cx.val.shape))
+
+
+def _stack(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int = 0) -> SSAValue:
+    """``cat`` of the pieces viewed with a dim of extent 1 at ``dim``."""
+    dim %= len(cx.val.shape)
+    pieces = []
+    for t in tensors:
+        shape = list(shape_of(t))
+        shape.insert(dim, 1)
+        pieces.append(cx.view(t, views.reshape_map(shape_of(t), shape), shape))
+    return _assemble(cx, pieces, dim)
+
+
+# --------------------------------------------------------------------------
+# 8. Indirect access
+# --------------------------------------------------------------------------
+
+
+def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False) -> SSAValue:
+    """``table`` read along ``dim`` at the values of ``index``, any i32 tensor (an int64 input or a
+    compile-time constant, staged as int32): a pointwise ``identity`` with an index (DESIGN §15);
+    ``along`` reads one element per index entry (``torch.gather``)."""
+    if not isinstance(table, SSAValue) or not isinstance(index, SSAValue):
+        raise Unsupported("the table and the index must be tensors")
+    if elem_of(index) != i32:
+        raise Unsupported(f"the index must be an integer tensor, got element type {elem_of(index)}")
+    if elem_of(table) == i32:
+        raise Unsupported("reading an integer table through an index is not supported")
+    if not shape_of(index):
+        raise Unsupported("a 0-d index is not supported")
+    rank = len(shape_of(table))
+    if not -rank <= dim < rank:
+        raise Unsupported(f"dim {dim} is outside the table rank {rank}")
+    if along and (len(shape_of(index)) != rank or any(
+            i > t for d, (i, t) in enumerate(zip(shape_of(index), shape_of(table))) if d != dim % rank)):
+        raise Unsupported(f"the index of shape {list(shape_of(index))} must have the rank of the table "
+                          f"{list(shape_of(table))} and fit in it off dim {dim}")
+    return cx.gather(table, dim % rank, index, along)
+
+
+def _embedding(cx: NodeEmitter, weight: Any, indices: Any, padding_idx: int = -1,
+               scale_grad_by_freq: bool = False, sparse: bool = False) -> SSAValue:
+    return _take(cx, weight, 0, indices)
+
+
+def _index_select(cx: NodeEmitter, x: Any, dim: int, index: Any) -> SSAValue:
+    return _take(cx, x, dim, index)
+
+
+def _gather(cx: NodeEmitter, x: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> SSAValue:
+    return _take(cx, x, dim, index, along=True)
+
+
+# --------------------------------------------------------------------------
 # The table
 # --------------------------------------------------------------------------
 
@@ -426,6 +509,13 @@ TABLE: dict[Any, Emitter] = {
     aten.ones_like.default: _filled(1.0, like=True),
     aten.scalar_tensor.default: _scalar_tensor,
     operator.getitem: _getitem,
+    # concatenation
+    aten.cat.default: _cat,
+    aten.stack.default: _stack,
+    # indirect access
+    aten.embedding.default: _embedding,
+    aten.index_select.default: _index_select,
+    aten.gather.default: _gather,
 }
 
 

@@ -329,6 +329,28 @@ class TensorAccess:
         values = to_float32(device.transpose(g.to_logical_behind(axes)))
         return values.reshape((1 if where.shared else len(self.cores), *g.logical_shape))
 
+    def read_indices(self) -> np.ndarray:
+        """Like :meth:`read`, the integer elements as they are (int64): the index of an indirect access."""
+        g = self.geometry
+        device = np.stack([self._core_view(i) for i in range(len(self.cores))])
+        return device.transpose(g.to_logical_behind(1)).astype(np.int64).reshape((len(self.cores), *g.logical_shape))
+
+    def read_rows(self, label: str, rows: int) -> np.ndarray:
+        """A table every core reads whole at one start, with ``rows`` elements along ``label`` (its
+        gathered dim, one element per core in the geometry): shape ``(1, *logical_shape)`` with
+        ``rows`` at ``label``, as float32.  Bytes past its allocation are an error."""
+        g = self.geometry
+        assert label != g.tensor.stick_label
+        axis = len(g.shape) - 2 - g.tensor.layout_order.index(label)
+        shape = [rows if a == axis else n for a, n in enumerate(g.shape)]
+        span = sum((n - 1) * stride for n, stride in zip(shape, g.strides)) + g.tensor.word_bytes
+        if self.base + span > len(self.buffer):
+            raise SpyreError(f"{g.tensor.name}: its {rows} rows along '{label}' ({span} bytes) fall outside "
+                             "its allocation", loc=self.spec.filename)
+        device = self._view(shape, g.strides)
+        logical = [rows if d == label else g.core_extent[d] for d in g.dims]
+        return to_float32(device.transpose(g.to_logical)).reshape((1, *logical))
+
     def write(self, values: np.ndarray, rows: Sequence[int] | None = None) -> None:
         """Store ``values`` (``(len(rows), *logical_shape)``, or a leading 1 for the same values on
         every core) in the slices of the cores at positions ``rows`` (default: every core)."""

@@ -87,6 +87,15 @@ def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
     return np.frombuffer(mmap.mmap(-1, max(nbytes, 1)), dtype, count=math.prod(shape)).reshape(shape)
 
 
+def _check_int32(arg: KernelArg, host: np.ndarray) -> None:
+    """An int32 argument (indices; int64 token ids are staged as int32) takes integers that fit."""
+    if host.dtype.kind not in "iub":
+        raise SpyreError(f"input '{arg.name}': int32 indices must be integers, got {host.dtype}")
+    if host.size and (host.min() < np.iinfo(np.int32).min or host.max() > np.iinfo(np.int32).max):
+        bad = host.min() if host.min() < np.iinfo(np.int32).min else host.max()
+        raise SpyreError(f"input '{arg.name}': value {int(bad)} does not fit in int32 (indices are staged as int32)")
+
+
 class Device:
     """HBM allocations plus per-core LX, with LX ownership tracking.
 
@@ -135,6 +144,8 @@ class Device:
         """Write ``host`` into ``arg``'s allocation in the manifest's layout."""
         layout = self.layout_of(arg)
         device, host = self._device_view(arg, layout), np.asarray(host)
+        if arg.dtype == "int32":
+            _check_int32(arg, host)
         if host.shape == layout.host_shape and _unpadded(layout):
             store(device, _device_form(np.ascontiguousarray(host), layout))
             return

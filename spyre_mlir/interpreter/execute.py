@@ -26,6 +26,11 @@ output, which writes the value at element 0 and zeros in the rest of the stick.
 Scalar inputs of a pointwise op func (``mul``'s ``y`` in ``x * 2``) and
 parameters (``clip``'s ``min``) come from ``constantInfo_`` entries of that
 ``name_``; the tensors of ``inputLabeledDs`` supply the other inputs in order.
+An indirect access (an ``identity`` with an ``indirectAccessIndexLabeledDs_``
+index) reads, at every iteration point, the row of its value table that the
+int32 index holds there: the table's gathered label addresses rows (``1 +
+backGapCore_`` of them) through the index, not through the work slice, and an
+index outside them is an error.
 Data movement (``ReStickifyOpHBM``) copies: out = in, element by element
 through both tensors' layouts.  Matmul contracts in float32 with one
 ``np.matmul`` over all cores, over K padded to whole sticks (``N_``): B's
@@ -217,6 +222,32 @@ class SdscKernel:
             self.masks[key] = np.stack([pad[first: first + extent] for first in firsts])
         return self.masks[key]
 
+    def gather(self, table: TensorAccess, index: TensorAccess) -> np.ndarray:
+        """An indirect access: every core's rows of ``table`` at the values of ``index``, the full-rank
+        result of every core (float32).  An index outside the table's rows is an error."""
+        spec = self.spec
+        label = table.geometry.tensor.gathered
+        assert label is not None
+        if not table.placement.shared:
+            raise SpyreError(f"{table.geometry.tensor.name}: the cores start the table at different addresses; a "
+                             "table read through an index is shared by all cores at one base", loc=spec.filename)
+        rows = 1 + table.geometry.tensor.back_gap.get(label, 0)
+        values = self._over_labels(table.geometry, table.read_rows(label, rows), {label: rows})
+        indices = self._over_labels(index.geometry, index.read_indices(), {})
+        bad = (indices < 0) | (indices >= rows)
+        if bad.any():
+            position = np.argwhere(bad)[0]
+            raise SpyreError(f"{index.geometry.tensor.name}: index {int(indices[tuple(position)])} on core "
+                             f"{spec.cores[position[0]]} is outside the {rows} rows of {table.geometry.tensor.name}",
+                             loc=spec.filename)
+        return np.take_along_axis(values, indices, axis=1 + spec.labels.index(label))
+
+    def _over_labels(self, g: Geometry, values: np.ndarray, extents: dict[str, int]) -> np.ndarray:
+        """``values`` (a leading core axis, then ``g``'s dims) with an axis per iteration dim: its
+        per-core extent (or ``extents``') where the tensor has the dim, else 1."""
+        return values.reshape([len(values)] + [extents.get(label, g.core_extent[label]) if label in g.dims else 1
+                                               for label in self.spec.labels])
+
     # 4. Outputs: one result per cohort, as the output tensor's per-core arrays.
     @property
     def shared(self) -> bool:
@@ -271,9 +302,17 @@ class SdscExecutor:
         """Execute once; ``index`` numbers the execution in the bundle run."""
         spec, kernel = self.spec, self.kernel
         starts = kernel.starts(execution)
-        accesses = {name: kernel.access(name, starts[name], self.device) for name in (*spec.inputs, *spec.outputs)}
+        names = (*spec.inputs, *spec.outputs, *(() if spec.index is None else (spec.index,)))
+        accesses = {name: kernel.access(name, starts[name], self.device) for name in names}
         self._check_lx_reads([accesses[name] for name in spec.inputs])
-        result = kernel.compute([self._read(accesses[name]) for name in spec.inputs])
+        if spec.index is None:
+            result = kernel.compute([self._read(accesses[name]) for name in spec.inputs])
+        else:
+            assert spec.table is not None
+            index, table = accesses[spec.index], accesses[spec.table]
+            result = kernel.gather(table, index)
+            self.stats.hbm_bytes_read += index.geometry.nbytes * len(spec.cores) + \
+                result.size * table.geometry.tensor.word_bytes
         self._store(accesses[spec.outputs[0]], result, index)
         self.stats.executions += 1
         self.stats.cores_used = max(self.stats.cores_used, len(spec.cores))

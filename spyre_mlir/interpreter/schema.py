@@ -8,7 +8,8 @@
 Real files from torch-spyre's emitter deviate from the schema in three
 observed ways, which are accepted (and nothing else):
 
-* data formats ``IEEE_FP32`` and ``SENINT8`` (outside the ``dataFormat_`` enums);
+* data formats ``IEEE_FP32``, ``SENINT8`` and ``IEEE_INT32`` (torch-spyre's names, outside the
+  ``dataFormat_`` enums);
 * a top-level ``debug_handle_`` field on each SuperDsc;
 * placeholder constant values such as ``["<encoded 0 as SEN169_FP16>"]`` in
   fold-manager ``data_`` tables (``constantInfo_`` of masked reductions).
@@ -28,7 +29,7 @@ from spyre_mlir.optional import require
 SCHEMA_ENV_VAR = "SPYRE_SDSC_SCHEMA"
 """Environment variable naming the schema file when no explicit path is given."""
 
-EXTRA_DATA_FORMATS = ("IEEE_FP32", "SENINT8")
+EXTRA_DATA_FORMATS = ("IEEE_FP32", "SENINT8", "IEEE_INT32")
 
 
 class SchemaValidator:

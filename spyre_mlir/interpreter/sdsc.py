@@ -57,6 +57,9 @@ class TensorSpec:
     """``backGapCore_``: extra extent per dim label beyond ``N_`` (a window of a bigger tensor)."""
     core_fold: Mapping[str, tuple[int, int]]
     """``coordinates_``: (factor, alpha) of the ``core_fold`` of each dim label, when present."""
+    gathered: str | None = None
+    """For a table read through an index (``indirectAllocType_`` ``value_tensor``): the label of
+    the dim the index addresses (``maxDimSizes_`` 1, ``scale_`` -1); its rows are ``1 + backGapCore_``."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ class SdscSpec:
     constants: Mapping[str, float]
     """``constantInfo_`` by ``name_``: scalar inputs and parameters of the op func
     (``y`` of ``mul``, ``min`` of ``clip``)."""
+    index: str | None = None
+    """The int32 index of an indirect access (``indirectAccessIndexLabeledDs_``), not in ``inputs``."""
+    table: str | None = None
+    """The tensor of ``inputs`` the index addresses (its allocate node's ``value_tensor``)."""
 
     @property
     def cores(self) -> tuple[int, ...]:
@@ -218,6 +225,9 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
     inputs = tuple(name for name in refs("inputLabeledDs") if name not in outputs)
     if len(outputs) != 1:
         raise r.fail(f"{cpath}.outputLabeledDs", f"expected one output tensor, got {len(outputs)}")
+    index_name, table_name = None, None
+    if _INDICES in ops[0]:
+        index_name, table_name = _indirect(r, refs(_INDICES), inputs, tensors, op, f"{cpath}.{_INDICES}")
     if op.kind is OpKind.REDUCTION:
         index = next(i for i, name in by_index.items() if name == outputs[0])
         _check_reduction(r, op_name, [tensors[name] for name in inputs], tensors[outputs[0]], labels,
@@ -225,7 +235,31 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
     masking = _masking(r, r.get(dsc, "coordinateMasking_", dict, path), f"{path}.coordinateMasking_", sizes)
     constants = _constants(r, dsc.get("constantInfo_", "{}"), f"{path}.constantInfo_")
     return SdscSpec(filename, op_name, op, labels, sizes, core_sizes, splits, slices, tensors,
-                    inputs, outputs, masking, constants)
+                    inputs, outputs, masking, constants, index_name, table_name)
+
+
+_INDICES = "indirectAccessIndexLabeledDs_"
+
+
+def _indirect(r: _Reader, indices: tuple[str, ...], inputs: tuple[str, ...], tensors: Mapping[str, TensorSpec],
+              op: OpFunc, path: str) -> tuple[str, str]:
+    """The index and the table of an indirect access: one int32 index, one input table that has
+    a gathered dim (``maxDimSizes_`` 1) off its stick, and the op func ``identity``."""
+    if len(indices) != 1 or indices[0] in inputs:
+        raise r.fail(path, f"expected one index tensor that is not an input, got {list(indices)}")
+    if op.name != "identity":
+        raise r.fail(path, f"an indirect access is an 'identity', not '{op.name}'")
+    index = tensors[indices[0]]
+    if index.data_format != "IEEE_INT32":
+        raise r.fail(path, f"index tensor {index.name} has data format {index.data_format}, expected IEEE_INT32")
+    tables = [name for name in inputs if tensors[name].gathered is not None]
+    if len(tables) != 1 or len(inputs) != 1:
+        raise r.fail(path, f"expected one input, a value table with a gathered dim, got {list(inputs)}")
+    for name in (index.name, tables[0]):
+        if tensors[name].component != "hbm":
+            raise r.fail(path, f"{name} of an indirect access lives in {tensors[name].component}; the engine "
+                         "addresses index and table in HBM")
+    return index.name, tables[0]
 
 
 def _check_reduction(r: _Reader, op_name: str, inputs: list[TensorSpec], out: TensorSpec,
@@ -311,7 +345,22 @@ def _tensor(r: _Reader, lds: dict, lpath: str, node: dict, npath: str, layouts: 
         raise r.fail(f"{npath}.component_", f"unknown component '{component}'")
     return TensorSpec(name, component, order, stick_dims[0], stick, word, fmt, scale,
                       _starts(r, node, npath, slices), _back_gap(r, node, npath, order),
-                      _core_folds(r, node, npath, order))
+                      _core_folds(r, node, npath, order), _gathered(r, node, npath, order, scale, stick_dims[0]))
+
+
+def _gathered(r: _Reader, node: dict, npath: str, order: tuple[str, ...], scale: Mapping[str, int],
+              stick: str) -> str | None:
+    """The gathered label of a ``value_tensor`` allocation (``maxDimSizes_`` 1), None for any other."""
+    if node.get("indirectAllocType_", "no_indirection") != "value_tensor":
+        return None
+    sizes = r.get(node, "maxDimSizes_", list, npath)
+    found = [label for label, size in zip(order, sizes) if size == 1]
+    if len(sizes) != len(order) or len(found) != 1:
+        raise r.fail(f"{npath}.maxDimSizes_", f"a value tensor needs one gathered dim (1) among {list(order)}, "
+                     f"got {sizes}")
+    if found[0] == stick or scale[found[0]] != SCALE_REDUCED:
+        raise r.fail(f"{npath}.maxDimSizes_", f"the gathered dim '{found[0]}' must be off the stick with scale_ -1")
+    return found[0]
 
 
 def _starts(r: _Reader, node: dict, npath: str, slices: Mapping[int, Mapping[str, int]]) -> dict[int, int]:

@@ -42,6 +42,8 @@ class _FakeTorchDtype:
         ("float", "float32"),
         ("int8", "int8"),
         ("i8", "int8"),
+        ("int32", "int32"),
+        ("i32", "int32"),
         (np.float16, "float16"),
         (np.dtype("float32"), "float32"),
         (np.int8, "int8"),
@@ -55,12 +57,12 @@ def test_canonical_dtype(spelling, canonical):
     assert canonical_dtype(spelling) == canonical
 
 
-@pytest.mark.parametrize("dtype", ["float64", np.float64, "int32", _FakeTorchDtype("int64"), None])
+@pytest.mark.parametrize("dtype", ["float64", np.float64, "int16", _FakeTorchDtype("int64"), None])
 def test_unsupported_dtype_is_named(dtype):
     with pytest.raises(SpyreError, match="unsupported dtype") as info:
         canonical_dtype(dtype)
     assert str(dtype) in info.value.msg
-    assert "float16, float32, int8" in info.value.msg
+    assert "float16, float32, int32, int8" in info.value.msg
 
 
 @pytest.mark.parametrize(
@@ -70,6 +72,7 @@ def test_unsupported_dtype_is_named(dtype):
         ("bfloat16", "SEN169_FP16", 2, np.float16),
         ("float32", "IEEE_FP32", 4, np.float32),
         ("int8", "SENINT8", 1, np.int8),
+        ("int32", "IEEE_INT32", 4, np.int32),
     ],
 )
 def test_data_formats(dtype, fmt, nbytes, numpy_dtype):
@@ -78,7 +81,7 @@ def test_data_formats(dtype, fmt, nbytes, numpy_dtype):
     assert device_numpy_dtype(dtype) == np.dtype(numpy_dtype)
 
 
-@pytest.mark.parametrize("dtype, elems", [("float16", 64), ("bfloat16", 64), ("float32", 32), ("int8", 128)])
+@pytest.mark.parametrize("dtype, elems", [("float16", 64), ("bfloat16", 64), ("float32", 32), ("int8", 128), ("int32", 32)])
 def test_elems_per_stick(dtype, elems):
     assert SpyreConfig().elems_per_stick(dtype) == elems
 

@@ -50,8 +50,8 @@ func.func @empty_dim(%x: tensor<4x64xf16>) {
 // -----
 
 func.func @element_type() {
-  // CHECK: invalid.mlir:54:3: error: 'spyre.fill' op result has element type i32, expected one of f16, bf16, f32, i8
-  %0 = spyre.fill 0.0 : tensor<4x64xi32>
+  // CHECK: invalid.mlir:54:3: error: 'spyre.fill' op result has element type i64, expected one of f16, bf16, f32, i8, i32
+  %0 = spyre.fill 0.0 : tensor<4x64xi64>
   func.return
 }
 
@@ -541,4 +541,57 @@ module attributes {spyre.target = #spyre.target<cores = 4, lx_fraction = -0.1>} 
 // Both parameters are required, in this order.
 // CHECK: invalid.mlir:[[# @LINE + 1]]:58: error: Expected ','
 module attributes {spyre.target = #spyre.target<cores = 4>} {
+}
+
+//===----------------------------------------------------------------------===//
+// Indirect access (spyre.pointwise "identity" with indirect_dim)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @index_not_i32(%ids: tensor<2x100xf16>, %table: tensor<1000x96xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op index operand #0 must have element type i32, got f16
+  %0 = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64} : (tensor<2x100xf16>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
+  func.return
+}
+
+// -----
+
+func.func @indirect_result_shape(%ids: tensor<2x100xi32>, %table: tensor<1000x96xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op result shape [200, 96] must be [2, 100, 96]: the table's dims with dim 0 replaced by the index's
+  %0 = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64} : (tensor<2x100xi32>, tensor<1000x96xf16>) -> tensor<200x96xf16>
+  func.return
+}
+
+// -----
+
+func.func @indirect_dim_outside(%ids: tensor<100xi32>, %table: tensor<1000x96xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op indirect_dim 2 is outside the table rank 2
+  %0 = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 2 : i64} : (tensor<100xi32>, tensor<1000x96xf16>) -> tensor<100x96xf16>
+  func.return
+}
+
+// -----
+
+func.func @indirect_not_identity(%ids: tensor<100xi32>, %table: tensor<1000x96xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op indirect_dim needs op func 'identity' without consts, got 'exp'
+  %0 = spyre.pointwise "exp" (%ids, %table) {indirect_dim = 0 : i64} : (tensor<100xi32>, tensor<1000x96xf16>) -> tensor<100x96xf16>
+  func.return
+}
+
+// -----
+
+func.func @indirect_table_map(%index: tensor<4x40xi32>, %table: tensor<4x50xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op the table map must hold 0 in the gathered dim 1, got d1
+  %0 = spyre.pointwise "identity" (%index, %table) {indirect_dim = 1 : i64, iteration_space = array<i64: 4, 40>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x40xi32>, tensor<4x50xf16>) -> tensor<4x40xf16>
+  func.return
+}
+
+// -----
+
+// i32 holds indices: a compute op takes it only as the index of an indirect access.
+func.func @i32_not_an_index(%x: tensor<4x64xi32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op operand #0 has element type i32, expected one of f16, bf16, f32, i8
+  %0 = spyre.pointwise "exp" (%x) : (tensor<4x64xi32>) -> tensor<4x64xf16>
+  func.return
 }

@@ -213,3 +213,18 @@ func.func @explicit_indexing(%x: tensor<4x64xf16>, %row: tensor<1x64xf16>) -> (t
   %add = spyre.pointwise "add" (%x, %row) {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x64xf16>, tensor<1x64xf16>) -> tensor<4x64xf16>
   func.return %sum, %add : tensor<64xf16>, tensor<4x64xf16>
 }
+
+// -----
+
+// Indirect access: operand #0 is an int32 index (32 per stick), operand #1 the table read along
+// indirect_dim at the index's values; explicit maps read one element per entry (torch.gather).
+// CHECK-LABEL: func.func @indirect_access
+// CHECK-SAME:    (%[[IDS:.*]]: tensor<2x100xi32, #spyre.layout<device_size = [4, 2, 32], dim_order = [0, 1], format = "IEEE_INT32">>, %[[TABLE:.*]]: tensor<1000x96xf16>, %[[INDEX:.*]]: tensor<4x40xi32>, %[[SMALL:.*]]: tensor<4x50xf16>)
+// CHECK-NEXT:    %[[ROWS:.*]] = spyre.pointwise "identity" (%[[IDS]], %[[TABLE]]) {indirect_dim = 0 : i64} : (tensor<2x100xi32, #spyre.layout<device_size = [4, 2, 32], dim_order = [0, 1], format = "IEEE_INT32">>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
+// CHECK-NEXT:    %[[ELEMS:.*]] = spyre.pointwise "identity" (%[[INDEX]], %[[SMALL]]) {indirect_dim = 1 : i64, iteration_space = array<i64: 4, 40>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x40xi32>, tensor<4x50xf16>) -> tensor<4x40xf16>
+// CHECK-NEXT:    func.return %[[ROWS]], %[[ELEMS]]
+func.func @indirect_access(%ids: tensor<2x100xi32, #spyre.layout<device_size = [4, 2, 32], dim_order = [0, 1], format = "IEEE_INT32">>, %table: tensor<1000x96xf16>, %index: tensor<4x40xi32>, %small: tensor<4x50xf16>) -> (tensor<2x100x96xf16>, tensor<4x40xf16>) {
+  %rows = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64} : (tensor<2x100xi32, #spyre.layout<device_size = [4, 2, 32], dim_order = [0, 1], format = "IEEE_INT32">>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
+  %elems = spyre.pointwise "identity" (%index, %small) {indirect_dim = 1 : i64, iteration_space = array<i64: 4, 40>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x40xi32>, tensor<4x50xf16>) -> tensor<4x40xf16>
+  func.return %rows, %elems : tensor<2x100x96xf16>, tensor<4x40xf16>
+}

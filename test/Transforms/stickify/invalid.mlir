@@ -8,3 +8,15 @@ func.func @matmul_result_on_m(%a: tensor<64x64xf16>, %b: tensor<64x128xf16>) -> 
   func.return %c : tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [1, 0], format = "SEN169_FP16">>
 }
 
+// -----
+
+// A rank-1 concatenation whose second piece starts mid-stick has no dim to stick on.
+func.func @cat_mid_stick(%a: tensor<32xf16>, %b: tensor<32xf16>) -> tensor<64xf16> {
+  %full = tensor.empty() : tensor<64xf16>
+  %c0 = spyre.pointwise "identity" (%a) : (tensor<32xf16>) -> tensor<32xf16>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: the pieces of a tensor of shape [64] start at offsets {{\[\[0\], \[32\]\]}}: no dim has them all at whole sticks of 64 elements, so no stick dim can hold them
+  %part = tensor.insert_slice %c0 into %full[0] [32] [1] : tensor<32xf16> into tensor<64xf16>
+  %c1 = spyre.pointwise "identity" (%b) : (tensor<32xf16>) -> tensor<32xf16>
+  %cat = tensor.insert_slice %c1 into %part[32] [32] [1] : tensor<32xf16> into tensor<64xf16>
+  func.return %cat : tensor<64xf16>
+}

@@ -1,0 +1,18 @@
+import torch
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def stacked(a, b):
+    return torch.stack([a, b * 2])
+
+
+def build_rotate_half():
+    return rotate_half, (torch.randn(2, 16, 64, dtype=torch.float16),)
+
+
+def build_stack():
+    return stacked, (torch.randn(8, 64), torch.randn(8, 64))

@@ -1,0 +1,284 @@
+"""``torch.cat`` and ``torch.stack`` end to end: each piece's ``identity`` copy writes its window of
+one buffer in place (DESIGN §15), on 1, 4 and 32 cores.
+
+transformers' Llama ``rotate_half`` is ``cat(-x[..., h:], x[..., :h])``: with a head dim of 64 in
+fp16 its halves are 32 elements, half a stick, so neither the second half nor the offset of the
+second piece can be addressed on the head dim's sticks; the pieces and the buffer are then sticked
+on another dim.  GPT-2's cache update concatenates an empty past.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from xdsl.dialects.func import FuncOp
+
+from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
+from spyre_mlir.assembly import Assembly, assemblies
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import target_config, tensor_layout
+from spyre_mlir.importer.table import lookup
+from spyre_mlir.mlir_text import make_context
+from spyre_mlir.passes.plan_memory import PlannedValue, plan_memory
+from spyre_mlir.pipeline import compile_stages
+
+from e2e_support import ImportedPrograms, compile_and_check
+
+f16, f32 = torch.float16, torch.float32
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def scaled_pieces(dim: int, shapes, dtype=f16):
+    """``cat`` of computed pieces (``x * (i + 1)``) along ``dim``."""
+    def factory():
+        def fn(*xs):
+            return torch.cat([x * (i + 1) for i, x in enumerate(xs)], dim=dim)
+        return fn, tuple(torch.randn(*s, dtype=dtype) for s in shapes)
+    return factory
+
+
+def rotate_half_of(head_dim: int, dtype: torch.dtype):
+    return lambda: (rotate_half, (torch.randn(2, 4, 16, head_dim, dtype=dtype),))
+
+
+def rotary(head_dim: int, dtype: torch.dtype):
+    """Llama's ``q * cos + rotate_half(q) * sin``."""
+    def factory():
+        def fn(q, cos, sin):
+            return q * cos + rotate_half(q) * sin
+        angles = torch.randn(16, head_dim)
+        return fn, (torch.randn(1, 4, 16, head_dim, dtype=dtype), angles.cos().to(dtype), angles.sin().to(dtype))
+    return factory
+
+
+def hinted_rotary(cat_in_scope: bool):
+    """Llama's rotary embedding with its elementwise ops tiled on L; ``rotate_half`` inside the hint's
+    scope or before it."""
+    def factory():
+        for name, size in (("B", 1), ("H", 4), ("L", 128), ("D", 64)):
+            declare_tensor_dim(name, size)
+        q = torch.randn(1, 4, 128, 64, dtype=f16)
+        angles = torch.randn(128, 64)
+        cos, sin = angles.cos().to(f16), angles.sin().to(f16)
+        name_tensor_dims(q, ["B", "H", "L", "D"])
+        for t in (cos, sin):
+            name_tensor_dims(t, ["L", "D"])
+
+        def fn(q, cos, sin):
+            rotated = None if cat_in_scope else rotate_half(q)
+            with spyre_hint(tiles={"L": 2}):
+                return q * cos + (rotate_half(q) if cat_in_scope else rotated) * sin
+        return fn, (q, cos, sin)
+    return factory
+
+
+def cat_then_matmul(along_k: bool):
+    """A cat that is a matmul operand: stacked rows of A, or B's K (100 rows: padded to whole sticks)."""
+    def factory():
+        if along_k:
+            return (lambda a, b, w: a @ torch.cat([w, b + 1], dim=0)), \
+                (torch.randn(8, 100, dtype=f16), torch.randn(40, 64, dtype=f16), torch.randn(60, 64, dtype=f16))
+        return (lambda a, b, w: torch.cat([a, b * 2], dim=0) @ w), \
+            (torch.randn(8, 64, dtype=f16), torch.randn(24, 64, dtype=f16), torch.randn(64, 128, dtype=f16))
+    return factory
+
+
+def returned_and_read():
+    """The cat is an output and is read by a later op (which also reads a value live across it)."""
+    def factory():
+        def fn(a, b):
+            e = torch.exp(a)
+            c = torch.cat([a * 2, b - 1], dim=0)
+            return c, c.sum(0, keepdim=True) + e.sum(0, keepdim=True)
+        return fn, (torch.randn(64, 64, dtype=f16), torch.randn(64, 64, dtype=f16))
+    return factory
+
+
+def stacked():
+    return lambda: ((lambda a, b, c: torch.stack([a + 1, b * 2, c], dim=1)),
+                    tuple(torch.randn(8, 64, dtype=f16) for _ in range(3)))
+
+
+def with_an_empty_past(middle: bool):
+    """GPT-2's cache update: ``cat(past, k)`` with nothing in the past (first or between pieces)."""
+    def factory():
+        if middle:
+            return (lambda a, k: torch.cat([a + 1, k[:, :0], k * 2], dim=1) * 3), \
+                (torch.randn(2, 3, 64, dtype=f16), torch.randn(2, 5, 64, dtype=f16))
+        return (lambda k: torch.cat([torch.zeros(2, 0, 64, dtype=f16), k * 2], dim=1)), \
+            (torch.randn(2, 5, 64, dtype=f16),)
+    return factory
+
+
+def nested_and_promoted():
+    """A cat of cats, and a cat of an fp16 and an fp32 piece (promoted to fp32)."""
+    def factory():
+        def fn(a, b, c):
+            return torch.cat([torch.cat([a, b], 0), torch.cat([a * 3, b], 0)], 1), torch.cat([a, c], 0) * 2
+        return fn, (torch.randn(8, 64, dtype=f16), torch.randn(8, 64, dtype=f16), torch.randn(8, 64, dtype=f32))
+    return factory
+
+
+def rank_one(first: int):
+    return lambda: ((lambda a, b: torch.cat([a, b]) + 1), (torch.randn(first, dtype=f16), torch.randn(100, dtype=f16)))
+
+
+def cat_in_the_pool():
+    """An intermediate cat larger than LX, read while another large value is live."""
+    def factory():
+        def fn(a, b):
+            e = torch.exp(a)
+            c = torch.cat([a * 2, b - 1], dim=0)
+            return (c[:512] + c[512:]) * e
+        return fn, (torch.randn(512, 1024, dtype=f16) * 0.5, torch.randn(512, 1024, dtype=f16))
+    return factory
+
+
+def misaligned_slice():
+    """``-x[..., 32:]`` of 64 fp16 columns: the slice starts mid-stick."""
+    return lambda: ((lambda x: -x[..., 32:] * 2), (torch.randn(2, 16, 64, dtype=f16),))
+
+
+PROGRAMS = {
+    "rows_three_pieces": scaled_pieces(0, [(8, 64), (16, 64), (4, 64)]),
+    "middle_two_pieces": scaled_pieces(1, [(2, 3, 64), (2, 5, 64)]),
+    "columns_two_pieces": scaled_pieces(-1, [(8, 64), (8, 128)]),
+    "columns_three_pieces_fp32": scaled_pieces(-1, [(8, 32), (8, 64), (8, 40)], f32),
+    "rotate_half_64_fp16": rotate_half_of(64, f16),
+    "rotate_half_64_fp32": rotate_half_of(64, f32),
+    "rotate_half_128_fp16": rotate_half_of(128, f16),
+    "rotate_half_128_fp32": rotate_half_of(128, f32),
+    "rotary_64_fp16": rotary(64, f16),
+    "cat_rows_then_matmul": cat_then_matmul(along_k=False),
+    "cat_k_then_matmul": cat_then_matmul(along_k=True),
+    "returned_and_read": returned_and_read(),
+    "stack": stacked(),
+    "empty_past": with_an_empty_past(middle=False),
+    "empty_middle": with_an_empty_past(middle=True),
+    "nested_and_promoted": nested_and_promoted(),
+    "rank_one_whole_stick": rank_one(64),
+    "rank_one_mid_stick": rank_one(30),
+    "cat_in_the_pool": cat_in_the_pool(),
+    "hinted_rotary_cat_before": hinted_rotary(cat_in_scope=False),
+    "hinted_rotary_cat_inside": hinted_rotary(cat_in_scope=True),
+    "misaligned_slice": misaligned_slice(),
+}
+
+imported = ImportedPrograms(PROGRAMS)
+
+
+def test_cat_and_stack_have_emitters():
+    assert lookup(torch.ops.aten.cat.default) is not None
+    assert lookup(torch.ops.aten.stack.default) is not None
+
+
+@pytest.mark.parametrize("name, cores", [
+    ("rows_three_pieces", 1), ("rows_three_pieces", 32),
+    ("middle_two_pieces", 4),
+    ("columns_two_pieces", 1), ("columns_two_pieces", 4), ("columns_two_pieces", 32),
+    ("columns_three_pieces_fp32", 4),
+])
+def test_a_cat_of_computed_pieces_matches_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("name, cores", [("nested_and_promoted", 4), ("rank_one_whole_stick", 1)])
+def test_nested_promoted_and_rank_one_cats_match_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+def test_a_rank_one_cat_whose_second_piece_starts_mid_stick_is_one_located_error(tmp_path):
+    with pytest.raises(SpyreError, match=r"the pieces of a tensor of shape \[130\] start at offsets \[\[0\], \[30\]\]: "
+                                         r"no dim has them all at whole sticks of 64 elements") as error:
+        compile_and_check("rank_one_mid_stick", 1, tmp_path / "out", imported)
+    assert error.value.location().startswith("test_concatenation.py:")
+
+
+@pytest.mark.parametrize("name, cores", [
+    ("rotate_half_64_fp16", 1), ("rotate_half_64_fp16", 4), ("rotate_half_64_fp16", 32),
+    ("rotate_half_64_fp32", 4), ("rotate_half_128_fp16", 32), ("rotate_half_128_fp32", 1),
+    ("rotary_64_fp16", 4),
+])
+def test_rotate_half_of_sliced_halves_matches_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("name, cores", [
+    ("cat_rows_then_matmul", 4), ("cat_k_then_matmul", 1), ("cat_k_then_matmul", 32),
+])
+def test_a_cat_feeding_a_matmul_matches_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("cores", [1, 32])
+def test_a_cat_returned_as_an_output_and_read_matches_eager(cores, tmp_path):
+    compile_and_check("returned_and_read", cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_stack_matches_eager(cores, tmp_path):
+    compile_and_check("stack", cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("name, cores", [("empty_past", 4), ("empty_middle", 32)])
+def test_an_empty_piece_contributes_nothing(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_a_slice_that_starts_mid_stick_is_read_off_the_stick_and_matches_eager(cores, tmp_path):
+    compile_and_check("misaligned_slice", cores, tmp_path / "out", imported)
+
+
+def test_a_tiled_group_after_a_cat_matches_eager(tmp_path):
+    compile_and_check("hinted_rotary_cat_before", 4, tmp_path / "out", imported)
+
+
+def test_a_cat_a_tiled_group_both_feeds_and_reads_is_one_located_error(tmp_path):
+    with pytest.raises(SpyreError, match=r"a concatenation \(torch.cat, torch.stack\) inside the group of hints "
+                                         r"\[1\] .* concatenations are not tiled") as error:
+        compile_and_check("hinted_rotary_cat_inside", 4, tmp_path / "out", imported)
+    assert error.value.location().startswith("test_concatenation.py:")
+
+
+def test_a_single_non_empty_piece_is_the_result_itself():
+    _, module = imported("empty_past")
+    assert not [op for op in module.walk() if op.name in ("tensor.empty", "tensor.insert_slice")]
+    assert [op.op_func_name.data for op in module.walk() if op.name == "spyre.pointwise"] == ["mul"]
+
+
+def planned_values(name: str, cores: int) -> tuple[Assembly, list[PlannedValue]]:
+    """The assembly of ``name`` and every value memory planning placed, on ``cores``."""
+    module = imported(name)[1].clone()
+    stages = compile_stages(cores)
+    assert [stage.name for stage in stages[-2:]] == ["spyre-plan-memory", "spyre-lower-to-bundle"]
+    for stage in stages[:-2]:
+        stage.apply(make_context(), module)
+    body = next(op for op in module.walk() if isinstance(op, FuncOp))
+    (assembly,) = assemblies(body)
+    return assembly, plan_memory(body, target_config(module).usable_lx_bytes)
+
+
+def test_the_pieces_of_an_intermediate_cat_share_one_pool_buffer_that_no_live_value_overlaps():
+    assembly, planned = planned_values("cat_in_the_pool", 1)
+    placements = {copy.placement for copy in assembly.copies}
+    assert len(placements) == 1 and next(iter(placements)).kind.data == "pool"
+    (buffer,) = {p.buffer for p in planned if p.value.owner in assembly.copies}
+    assert buffer.size == tensor_layout(assembly.value.type).nbytes
+    offset = next(iter(placements)).value.data
+    live = [other for other in planned if other.value.owner not in assembly.copies
+            and other.placement.kind.data == "pool" and other.buffer.overlaps(buffer)]
+    assert live  # the pieces' sources and the reader's result
+    for other in live:
+        start = other.placement.value.data
+        assert start + other.buffer.size <= offset or offset + buffer.size <= start
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_an_intermediate_cat_in_the_pool_matches_eager(cores, tmp_path):
+    compile_and_check("cat_in_the_pool", cores, tmp_path / "out", imported)
