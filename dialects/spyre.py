@@ -431,6 +431,12 @@ class TargetAttr(ParametrizedAttribute):
 TARGET_ATTR = "spyre.target"
 """The module attribute that holds the module's :class:`TargetAttr`."""
 
+CONSTANT_VALUE_ATTR = "spyre.value"
+"""The argument attribute of a function argument of role ``constant`` (a value the import
+computed at compile time): its host values as a ``dense<...>`` of the argument's shape, f32
+for floats (exact for every float type: xDSL 0.74 prints bf16 elements wrongly), i32 for
+indices.  Lowering carries it to the kernel argument; the writer stores it in a file."""
+
 
 def target_config(module: ModuleOp) -> SpyreConfig:
     """The machine config of ``module``'s ``#spyre.target``; without one, the default (32 cores, LX fraction 0.2)."""

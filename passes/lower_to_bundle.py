@@ -104,6 +104,7 @@ from xdsl.context import Context
 from xdsl.dialects import affine, arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FloatAttr,
     IndexType,
@@ -124,9 +125,9 @@ from xdsl.passes import ModulePass
 from spyre_mlir.assembly import Assembly, assembled_by, assembly_of
 from spyre_mlir.codegen.build_spec import TensorAccess, _linear_terms, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
-from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.diagnostics import SpyreError, describe_argument
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
-from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PlacementAttr, target_config, tensor_layout
+from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR, ComputeOp, FillOp, PlacementAttr, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig, element_bytes, round_up
 from spyre_mlir.layout import StickLayout
 
@@ -145,6 +146,8 @@ class KernelArgInfo:
     layout: StickLayout | None = None
     fill: float | None = None
     """The value of a ``constant`` argument (a lowered ``spyre.fill``)."""
+    value: DenseIntOrFPElementsAttr | None = None
+    """The host values of a ``constant`` argument the import computed (its ``spyre.value``)."""
 
     def to_attr(self, index: int) -> DictionaryAttr:
         entries: dict[str, Attribute] = {"index": IntegerAttr(index, i64), "role": StringAttr(self.role),
@@ -161,6 +164,8 @@ class KernelArgInfo:
                 "data_format": StringAttr(lay.data_format)})
         if self.fill is not None:
             entries["fill"] = FloatAttr(self.fill, f64)
+        if self.value is not None:
+            entries["value"] = self.value
         return DictionaryAttr(entries)
 
 
@@ -263,7 +268,7 @@ class _Lowering:
             layout = tensor_layout(arg.type)
             role = _str_attr(self.source.arg_attrs, i, "spyre.role") or "input"
             name = _str_attr(self.source.arg_attrs, i, "spyre.name") or f"arg{i}"
-            self.args.append(KernelArgInfo(role, name, layout.nbytes, layout))
+            self.args.append(KernelArgInfo(role, name, layout.nbytes, layout, value=self.constant_value(i, role)))
             self.storage[arg] = TensorAccess(layout, "hbm", PlacementAttr("arg", i), (0,) * len(layout.host_shape))
             self.locs[arg] = _Loc(self.storage[arg])
         ret = self.source.body.block.last_op
@@ -280,6 +285,21 @@ class _Lowering:
             self.outputs[value] = len(self.args)
             fill = 0.0 if layout.is_padded else None  # its padding reads as zeros, as a zeroed value's
             self.args.append(KernelArgInfo("output", name, layout.nbytes, layout, fill))
+
+    def constant_value(self, index: int, role: str) -> DenseIntOrFPElementsAttr | None:
+        """The ``spyre.value`` of argument ``index``: required for role ``constant``, refused otherwise."""
+        attrs = self.source.arg_attrs
+        value = attrs.data[index].data.get(CONSTANT_VALUE_ATTR) if attrs is not None else None
+        arg = self.source.body.block.args[index]
+        if role != "constant":
+            if value is not None:
+                raise SpyreError(f"{describe_argument(arg)} has a {CONSTANT_VALUE_ATTR} but role '{role}', "
+                                 "not 'constant'", op=self.source)
+            return None
+        if not isinstance(value, DenseIntOrFPElementsAttr) or value.get_shape() != tuple(arg.type.get_shape()):
+            raise SpyreError(f"{describe_argument(arg)} of role 'constant' needs a {CONSTANT_VALUE_ATTR} = "
+                             f"dense<...> of shape {list(arg.type.get_shape())}", op=self.source)
+        return value
 
     def result_access(self, op: ComputeOp) -> TensorAccess:
         """2. Where a compute op's result lives."""

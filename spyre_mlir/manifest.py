@@ -38,6 +38,12 @@ constant becomes a kernel argument that ops read like any HBM tensor.
 too: the runtime initialises it the same way (a tiled reduction returned
 directly accumulates into the output, starting from the op's identity).
 
+A ``constant`` may instead carry ``data``: the name of a file beside the
+manifest holding its values, computed when the program was compiled (position
+ids, masks, rotary tables): the host tensor, row-major, little-endian, in the
+argument's dtype (bfloat16 as its 16 bits), exactly ``prod(shape) x element
+bytes`` long.  The runtime stages it like an input.
+
 A layout may carry ``padded_shape``: the device extent of each host dim when
 some are padded beyond the shape (an output an op writes further than its
 shape, an fp32 result beside fp16 sticks).  The padding holds no host
@@ -52,6 +58,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import MAX_CORES, SpyreConfig
@@ -86,6 +94,8 @@ class KernelArg:
     layout: ArgLayout | None = None
     fill: float | None = None
     """The value of every element of a ``constant`` argument."""
+    data: str | None = None
+    """The file (beside the manifest) holding the host values of a ``constant`` argument."""
 
     @property
     def is_input(self) -> bool:
@@ -117,7 +127,7 @@ class Manifest:
 
     @property
     def constants(self) -> tuple[KernelArg, ...]:
-        """Constant tensors (and outputs with a ``fill``) the runtime fills before the run."""
+        """Constant tensors (and outputs with a ``fill``) the runtime fills or stages before the run."""
         return tuple(a for a in self.args if a.role == "constant" or a.fill is not None)
 
     def to_json(self) -> str:
@@ -138,6 +148,8 @@ class Manifest:
                     out["layout"]["padded_shape"] = list(a.layout.padded_shape)
             if a.fill is not None:
                 out["fill"] = a.fill if math.isfinite(a.fill) else str(a.fill)
+            if a.data is not None:
+                out["data"] = a.data
             return out
 
         return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
@@ -172,7 +184,9 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
     if role == "pool":
         return KernelArg(index, role, name, nbytes)
     layout = _field(obj, "layout", dict, where)
-    fill = _fill(obj, where) if role == "constant" or (role == "output" and "fill" in obj) else None
+    data = _field(obj, "data", str, where) if role == "constant" and "data" in obj else None
+    fill = _fill(obj, where) if (role == "constant" and data is None) or (role == "output" and "fill" in obj) \
+        else None
     return KernelArg(
         index, role, name, nbytes,
         shape=_ints(_field(obj, "shape", list, where), "shape", where),
@@ -182,7 +196,7 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
                          _field(layout, "data_format", str, where),
                          _ints(layout["padded_shape"], "padded_shape", where) if "padded_shape" in layout
                          else None),
-        fill=fill)
+        fill=fill, data=data)
 
 
 def _fill(obj: dict[str, Any], where: str) -> float:
@@ -236,9 +250,48 @@ def read_manifest(directory: str | Path) -> Manifest:
 def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: str,
                device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
                nbytes: int, fill: float | None = None,
-               padded_shape: Sequence[int] | None = None) -> KernelArg:
+               padded_shape: Sequence[int] | None = None, data: str | None = None) -> KernelArg:
     """A tensor kernel argument (everything but the pool); ``fill`` for a constant (or an output
-    the runtime initialises), ``padded_shape`` for a layout padded beyond ``shape``."""
+    the runtime initialises), ``data`` for a constant with stored values, ``padded_shape`` for a
+    layout padded beyond ``shape``."""
     padded = None if padded_shape is None else tuple(padded_shape)
     return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
-                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill)
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data)
+
+
+_FILE_DTYPES = {"float16": np.dtype("<f2"), "bfloat16": np.dtype("<u2"), "float32": np.dtype("<f4"),
+                "int8": np.dtype("i1"), "int32": np.dtype("<i4")}
+"""How a ``data`` file holds each dtype (bfloat16: the upper 16 bits of its float32 value)."""
+
+
+def constant_data(values: np.ndarray, dtype: str) -> bytes:
+    """The ``data`` file bytes of host ``values`` (exactly representable in ``dtype``)."""
+    if dtype == "bfloat16":
+        bits = np.ascontiguousarray(values, np.float32).view(np.uint32)
+        return (bits >> 16).astype("<u2").tobytes()
+    return np.ascontiguousarray(values, _FILE_DTYPES[dtype]).tobytes()
+
+
+def read_constant_data(directory: str | Path, arg: KernelArg) -> np.ndarray:
+    """The host values of constant ``arg`` from its ``data`` file in ``directory`` (bfloat16 as float32)."""
+    assert arg.data is not None and arg.shape is not None and arg.dtype is not None
+    root = Path(directory)
+    path = (root / arg.data).resolve()
+    where = f"{root / 'manifest.json'}: argument '{arg.name}'"
+    if not path.is_relative_to(root.resolve()):
+        raise SpyreError(f"data \"{arg.data}\" resolves outside the output directory", loc=where)
+    if arg.dtype not in _FILE_DTYPES:
+        raise SpyreError(f"a constant of dtype {arg.dtype} cannot have data", loc=where)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise SpyreError(f"cannot read the constant's data: {e.strerror}", loc=str(path)) from None
+    file_dtype = _FILE_DTYPES[arg.dtype]
+    expected = math.prod(arg.shape) * file_dtype.itemsize
+    if len(raw) != expected:
+        raise SpyreError(f"holds {len(raw)} bytes, expected {expected} for {list(arg.shape)} {arg.dtype}",
+                         loc=str(path))
+    values = np.frombuffer(raw, file_dtype).reshape(arg.shape)
+    if arg.dtype == "bfloat16":
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values

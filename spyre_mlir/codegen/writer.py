@@ -1,5 +1,6 @@
 # The writer (DESIGN §4 stage 8): the lowered bundle module -> an output
-# directory of DIR/bundle.mlir, DIR/sdsc_<n>.json and DIR/manifest.json, written
+# directory of DIR/bundle.mlir, DIR/sdsc_<n>.json, DIR/manifest.json and one
+# DIR/<name>.bin per constant the import computed (its values), written
 # atomically (a temporary directory beside DIR, then a rename).  Reads the
 # @sdsc_bundle function (its sdsc_execute OpSpecs and kernel-argument
 # attributes) and the module's `#spyre.target` (cores, LX fraction); writes
@@ -18,7 +19,17 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    f32,
+)
 
 from spyre_mlir.codegen.bundle_text import bundle_func, print_bundle
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
@@ -27,7 +38,19 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.sdscbundle import SdscExecuteOp
 from spyre_mlir.dialects.spyre import target_config
 from spyre_mlir.gc_tuning import fewer_collections
-from spyre_mlir.manifest import KernelArg, Manifest, tensor_arg
+from spyre_mlir.manifest import KernelArg, Manifest, constant_data, tensor_arg
+
+
+def _data_file(attr: DictionaryAttr) -> tuple[str, bytes] | None:
+    """The file name and bytes of a constant argument's values, if it has any."""
+    value = attr.data.get("value")
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    name = attr.data["name"]
+    dtype = attr.data["dtype"]
+    assert isinstance(name, StringAttr) and isinstance(dtype, StringAttr)
+    host = np.frombuffer(value.data.data, np.float32 if value.get_element_type() == f32 else np.int32)
+    return f"{name.data}.bin", constant_data(host, dtype.data)
 
 
 def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
@@ -49,17 +72,18 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
     return tensor_arg(value("index"), value("role"), value("name"), value("shape"), value("dtype"),
                       value("device_size"), value("dim_order"), value("data_format"), value("nbytes"),
                       value("fill") if "fill" in d else None,
-                      value("padded_shape") if "padded_shape" in d else None)
+                      value("padded_shape") if "padded_shape" in d else None,
+                      data[0] if (data := _data_file(attr)) is not None else None)
 
 
-def bundle_files(module: ModuleOp) -> dict[str, str]:
-    """File name -> text of every file of the output directory.
+def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:
+    """File name -> text (or bytes, for constants' values) of every file of the output directory.
 
     The manifest records the module's ``#spyre.target``: its cores and the LX
     share memory planning left to the back end (``backend_lx_fraction``).
     """
     bundle = bundle_func(module)
-    files: dict[str, str] = {}
+    files: dict[str, str | bytes] = {}
     names = []
     for op in bundle.walk():
         if not isinstance(op, SdscExecuteOp):
@@ -73,6 +97,10 @@ def bundle_files(module: ModuleOp) -> dict[str, str]:
     kernel_args = bundle.attributes.get("spyre.kernel_args")
     if not isinstance(kernel_args, ArrayAttr):
         raise SpyreError("@sdsc_bundle lacks spyre.kernel_args", op=bundle)
+    for attr in kernel_args.data:
+        data = _data_file(attr)
+        if data is not None:
+            files[data[0]] = data[1]
     target = target_config(module)
     manifest = Manifest(args=tuple(_kernel_arg(a) for a in kernel_args.data), sdsc_files=tuple(names),
                         cores=target.cores, backend_lx_fraction=target.backend_lx_fraction)
@@ -97,8 +125,11 @@ def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: 
     except OSError as e:
         raise SpyreError(f"cannot write the output directory '{target}': {e.strerror}") from None
     try:
-        for name, text in files.items():
-            (staging / name).write_text(text)
+        for name, content in files.items():
+            if isinstance(content, bytes):
+                (staging / name).write_bytes(content)
+            else:
+                (staging / name).write_text(content)
         os.chmod(staging, 0o755)
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))

@@ -33,11 +33,14 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float16Type,
     Float32Type,
     FileLineColLoc,
     IntAttr,
+    IntegerAttr,
     ModuleOp,
     NameLoc,
     StringAttr,
@@ -53,6 +56,7 @@ from xdsl.ir.affine import AffineMap
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
+    CONSTANT_VALUE_ATTR,
     ComputeOp,
     FillOp,
     HintAttr,
@@ -62,6 +66,7 @@ from spyre_mlir.dialects.spyre import (
     ViewOp,
 )
 from spyre_mlir.gc_tuning import fewer_collections
+from spyre_mlir.importer.folding import KnownValues, known_values, splat_value
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 
 Scalar = int | float
@@ -398,6 +403,11 @@ class _Importer:
         ids = _collect_hint_ids(ep.graph)
         self.renumber = {old: new for new, old in enumerate(ids, 1)} if renumber_hints else {}
         self.values: dict[torch.fx.Node, Any] = {}
+        self.known = KnownValues()
+        self.constants: dict[tuple[torch.fx.Node, Attribute], SSAValue] = {}
+        self.block = Block()
+        self.arg_types: list[Attribute] = []
+        self.arg_attrs: list[DictionaryAttr] = []
 
     # 1. errors ----------------------------------------------------------------
     def fail(self, node: torch.fx.Node, msg: str) -> SpyreError:
@@ -435,7 +445,7 @@ class _Importer:
 
         found: dict[str, list[torch.fx.Node]] = {}
         for node in self.ep.graph.nodes:
-            if node.op == "call_function" and lookup(node.target) is None:
+            if node.op == "call_function" and node not in self.known and lookup(node.target) is None:
                 found.setdefault(op_name(node), []).append(node)
         if not found:
             return
@@ -453,13 +463,17 @@ class _Importer:
     def run(self) -> ModuleOp:
         ep = self.ep
         sig = ep.graph_signature
+        examples = self._example_tensors()
+        self.known = known_values(ep, examples)
         self.check_supported()
         placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
-        examples = self._example_tensors()
-        arg_types, arg_attrs = [], []
+        arg_types, arg_attrs = self.arg_types, self.arg_attrs
+        arguments = []
         user_index = 0
         for node, spec in zip(placeholders, sig.input_specs):
             kind = spec.kind.name
+            if not self._is_argument(node):
+                continue
             role = _ROLES.get(kind)
             if role is None:
                 raise self.fail(node, f"unsupported graph input '{node.name}' of kind {kind}")
@@ -485,16 +499,18 @@ class _Importer:
             if dims is not None:
                 attrs["spyre.dims"] = _names_attr(dims)
             arg_attrs.append(DictionaryAttr(attrs))
+            arguments.append(node)
 
-        block = Block(arg_types=arg_types)
-        for node, arg in zip(placeholders, block.args):
+        block = self.block
+        for node, arg_type in zip(arguments, arg_types):
+            arg = block.insert_arg(arg_type, len(block.args))
             self.values[node] = arg
             arg.name_hint = _ident(node.name)
 
         # 3. nodes
         output_node = None
         for node in ep.graph.nodes:
-            if node.op == "placeholder":
+            if node.op == "placeholder" or node in self.known:
                 continue
             if node.op == "output":
                 output_node = node
@@ -511,7 +527,7 @@ class _Importer:
             if spec.kind.name != "USER_OUTPUT":
                 raise self.fail(output_node, f"unsupported graph output '{spec.arg.name}' of kind "
                                              f"{spec.kind.name} (in-place mutation of inputs)")
-            v = self.values.get(out) if isinstance(out, torch.fx.Node) else None
+            v = self._value(out, output_node) if isinstance(out, torch.fx.Node) else None
             if not isinstance(v, SSAValue):
                 raise self.fail(output_node, f"unsupported graph output {out!r}: not a tensor")
             results.append(v)
@@ -521,7 +537,16 @@ class _Importer:
         _drop_dead(block)
         f = func.FuncOp(self.func_name, (arg_types, [r.type for r in results]), Region(block),
                         arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
+        if self._folded_ops():
+            f.attributes[FOLDED_OPS_ATTR] = IntegerAttr(self._folded_ops(), i64)
         return ModuleOp([f])
+
+    def _folded_ops(self) -> int:
+        """ATen ops evaluated at compile time, not counting a creation op (``full``, ``zeros``)
+        that became a ``spyre.fill`` of its own: that is the op, not a fold."""
+        fills = {node for (node, _), v in self.constants.items()
+                 if isinstance(v.owner, FillOp) and not node.all_input_nodes}
+        return self.known.evaluated - len(fills)
 
     def _static_shape(self, node: torch.fx.Node, val: torch.Tensor) -> tuple[int, ...]:
         shape = []
@@ -546,8 +571,8 @@ class _Importer:
                 self._static_shape(node, v)
         loc, _ = _node_loc(node)
         cx = NodeEmitter(node, block, loc, _hint_attr(node, self.renumber))
-        args = torch.fx.node.map_arg(node.args, self._value)
-        kwargs = torch.fx.node.map_arg(node.kwargs, self._value)
+        args = torch.fx.node.map_arg(node.args, lambda n: self._value(n, node))
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: self._value(n, node))
         try:
             result = emitter(cx, *args, **kwargs)
         except Unsupported as e:
@@ -556,11 +581,88 @@ class _Importer:
             raise self.fail(node, f"unsupported ATen op '{name}': unexpected arguments ({e})") from None
         self.values[node] = result
 
-    def _value(self, node: torch.fx.Node) -> Any:
+    def _value(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
+        if node not in self.values and node in self.known:
+            return self._constant(node, consumer)
         v = self.values[node]
         if isinstance(v, _Missing):
             raise Unsupported(v.why)
         return v
+
+    # 5. values known at compile time --------------------------------------------------
+    def _is_argument(self, node: torch.fx.Node) -> bool:
+        """A placeholder is a function argument unless it is known and only known nodes read it, or
+        it is known and its dtype is not a device dtype (it is then a constant where it is read)."""
+        if node not in self.known:
+            return True
+        val = node.meta.get("val")
+        read = any(user not in self.known for user in node.users)
+        return read and isinstance(val, torch.Tensor) and element_type(val.dtype) is not None
+
+    def _constant(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
+        """The known value of ``node`` as ``consumer`` reads it: a ``spyre.fill`` when every element
+        is the same, else a function argument of role ``constant`` holding the values
+        (``spyre.value``); Python values as they are."""
+        value = self.known[node]
+        if not isinstance(value, torch.Tensor):
+            return value
+        elem = self._constant_elem(value, consumer)
+        key = (node, elem)
+        if key not in self.constants:
+            self.constants[key] = self._materialise(node, value, elem)
+        return self.constants[key]
+
+    def _constant_elem(self, value: torch.Tensor, consumer: torch.fx.Node) -> Attribute:
+        """The element type a known tensor takes: its own for a float dtype, int32 for the index of
+        an indirect access, else (bool, integers) the float type ``consumer`` computes in."""
+        if value.dtype.is_floating_point and element_type(value.dtype) is not None:
+            return element_type(value.dtype)
+        if not value.dtype.is_floating_point and consumer.target in INDEX_CONSUMERS:
+            return i32
+        for candidate in (consumer, *consumer.all_input_nodes):
+            val = candidate.meta.get("val")
+            if isinstance(val, torch.Tensor) and val.dtype.is_floating_point and candidate not in self.known:
+                elem = element_type(val.dtype)
+                if elem is not None:
+                    return elem
+        raise self.fail(consumer, f"a compile-time {value.dtype} tensor feeds '{op_name(consumer)}', which "
+                                  "computes in no float type (Spyre has float16, bfloat16, float32 and int8)")
+
+    def _materialise(self, node: torch.fx.Node, value: torch.Tensor, elem: Attribute) -> SSAValue:
+        shape = tuple(value.shape)
+        host = value.detach().to(_TORCH_DTYPES.get(elem, torch.float32))
+        splat = 0.0 if host.numel() == 0 else splat_value(host)  # an empty value holds any value
+        if splat is not None:
+            loc, _ = _node_loc(node)
+            return NodeEmitter(node, self.block, loc, None).fill(splat, shape, elem)
+        if elem == i32:
+            wide = value.detach().to(torch.int64)
+            if shape and (wide.min() < -2**31 or wide.max() >= 2**31):
+                raise self.fail(node, f"an index computed at compile time does not fit in int32 "
+                                      f"(range [{int(wide.min())}, {int(wide.max())}])")
+            stored, data = i32, host.contiguous().numpy().tobytes()
+        else:
+            stored, data = f32, host.to(torch.float32).contiguous().numpy().tobytes()
+        base = f"const_{node.name.lstrip('_')}"
+        name = base if all(n is not node for n, _ in self.constants) else f"{base}_{len(self.constants)}"
+        arg = self.block.insert_arg(tensor_type(elem, shape), len(self.block.args))
+        arg.name_hint = _ident(name)
+        self.arg_types.append(arg.type)
+        self.arg_attrs.append(DictionaryAttr({
+            "spyre.role": StringAttr("constant"), "spyre.name": StringAttr(name),
+            CONSTANT_VALUE_ATTR: DenseIntOrFPElementsAttr(tensor_type(stored, shape), BytesAttr(data))}))
+        return arg
+
+
+FOLDED_OPS_ATTR = "spyre.folded_ops"
+"""Function attribute: how many ATen ops the import evaluated at compile time."""
+
+INDEX_CONSUMERS = (torch.ops.aten.embedding.default, torch.ops.aten.index_select.default,
+                   torch.ops.aten.gather.default)
+"""ATen ops that read an integer tensor as indices (int32 on the device)."""
+
+_TORCH_DTYPES = {Float16Type(): torch.float16, BFloat16Type(): torch.bfloat16, Float32Type(): torch.float32,
+                 i32: torch.int32}
 
 
 @dataclass(frozen=True)

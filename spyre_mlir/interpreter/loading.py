@@ -1,8 +1,8 @@
 # Loading a compiled output directory for the interpreter: manifest.json, the
 # bundle function of bundle.mlir (parsed with our dialects, compiled to
-# closures) and every SDSC file it runs (checked, then prepared as a kernel),
-# each confined to the directory.  Reads DIR/*; writes nothing.  Uses no
-# compiler pass, importer or codegen object.
+# closures), every SDSC file it runs (checked, then prepared as a kernel) and
+# the values of its stored constants, each confined to the directory.  Reads
+# DIR/*; writes nothing.  Uses no compiler pass, importer or codegen object.
 """A compiled output directory, loaded and checked."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
@@ -22,7 +23,7 @@ from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.execute import SdscKernel
 from spyre_mlir.interpreter.schema import SchemaValidator
 from spyre_mlir.interpreter.sdsc import SdscSpec, parse_sdsc
-from spyre_mlir.manifest import Manifest, read_manifest
+from spyre_mlir.manifest import Manifest, read_constant_data, read_manifest
 from spyre_mlir.mlir_text import make_context, parse_module
 
 
@@ -42,6 +43,8 @@ class OutputDir:
     """The device the directory was compiled for."""
     kernels: dict[str, SdscKernel]
     """``specs`` prepared for execution on ``config``."""
+    constants: dict[str, np.ndarray]
+    """The host values of every constant with ``data``, by argument name."""
     devices: list[Device] = field(default_factory=list, compare=False)
     """Devices of finished runs, for later runs to reset and reuse."""
 
@@ -70,7 +73,9 @@ def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None
             specs[name] = _load_sdsc(path, name, schema)
     config = SpyreConfig(cores=manifest.cores, backend_lx_fraction=manifest.backend_lx_fraction)
     kernels = {name: SdscKernel(spec) for name, spec in specs.items()}
-    return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels)
+    constants = {arg.name: read_constant_data(root, arg) for arg in manifest.constants if arg.data is not None}
+    return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels,
+                     constants)
 
 
 def _confined(root: Path, name: str, what: str, where: str) -> Path:

@@ -51,7 +51,10 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
         for arg in manifest.inputs:
             device.stage(arg, inputs[arg.name])
         for arg in manifest.constants:
-            device.fill(arg)
+            if arg.data is not None:
+                device.stage(arg, loaded.constants[arg.name])
+            else:
+                device.fill(arg)
         trace = loaded.program.trace(device.arguments)
         executors: dict[str, SdscExecutor] = {}
         log = ExecutionLog() if record_events else None

@@ -47,6 +47,21 @@ class EmbeddingProjection(torch.nn.Module):
         return self.proj(self.wte(input_ids))
 
 
+class BertEmbeddings(torch.nn.Module):
+    """transformers' BERT embeddings as written: word, position (a compile-time index) and token
+    type embeddings summed, then a layer norm."""
+
+    def __init__(self):
+        super().__init__()
+        transformers = pytest.importorskip("transformers")
+        config = transformers.BertConfig(hidden_size=128, num_attention_heads=2, intermediate_size=256,
+                                         vocab_size=500, num_hidden_layers=1)
+        self.embeddings = transformers.BertModel(config).embeddings.eval()
+
+    def forward(self, input_ids):
+        return self.embeddings(input_ids=input_ids)
+
+
 def _embedding(vocab: int, hidden: int, dtype: torch.dtype, ids: tuple[int, ...]):
     return lambda: (TokenEmbedding(vocab, hidden, dtype), (torch.randint(0, vocab, ids),))
 
@@ -56,6 +71,7 @@ PROGRAMS = {
     "embedding_2x100_fp32_96": _embedding(1000, 96, torch.float32, (2, 100)),
     "embedding_2x100_fp16_96": _embedding(1000, 96, torch.float16, (2, 100)),
     "embedding_projection": lambda: (EmbeddingProjection(), (torch.randint(0, 500, (1, 64)),)),
+    "bert_embeddings": lambda: (BertEmbeddings(), (torch.randint(0, 500, (1, 100)),)),
     "index_select_rows": lambda: (lambda t, i: torch.index_select(t, 0, i),
                                   (torch.randn(50, 96, dtype=torch.float16), torch.randint(0, 50, (40,)))),
     "index_select_columns": lambda: (lambda t, i: torch.index_select(t, 1, i),
@@ -87,6 +103,10 @@ def test_embedding_followed_by_a_matmul_matches_eager(cores, tmp_path):
                                          ("gather_last_dim", 4)])
 def test_index_select_and_gather_match_eager(name, cores, tmp_path):
     compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+def test_bert_embeddings_of_word_position_and_token_type_match_eager(tmp_path):
+    compile_and_check("bert_embeddings", 4, tmp_path / "out", imported)
 
 
 def _planned_gather(name: str, cores: int) -> PointwiseOp:
