@@ -173,14 +173,15 @@ def _clamp_tensor(cx: NodeEmitter, x: SSAValue, min: Any = None, max: Any = None
 
 def _pow(cx: NodeEmitter, x: SSAValue, exponent: Any) -> SSAValue:
     e = scalar(exponent)
-    if e == 1:
-        return x
-    if e == 2:
-        return cx.pointwise("mul", [x, x])
+    if e in (1, 2, 3, 4):  # GPT-2's tanh gelu cubes its input
+        power = x
+        for _ in range(int(e) - 1):
+            power = cx.pointwise("mul", [power, x])
+        return power
     named = {0.5: "sqrt", -1: "reciprocal", -0.5: "rsqrt"}
     if e in named:
         return cx.pointwise(named[e], [x])
-    raise Unsupported(f"exponent {exponent} (supported: 2, 1, 0.5, -0.5, -1)")
+    raise Unsupported(f"exponent {exponent} (supported: 1, 2, 3, 4, 0.5, -0.5, -1)")
 
 
 def _where(cx: NodeEmitter, cond: SSAValue, x: Any, y: Any) -> SSAValue:
@@ -193,6 +194,60 @@ def _where(cx: NodeEmitter, cond: SSAValue, x: Any, y: Any) -> SSAValue:
             consts[name] = scalar(a)
     elem = cx.out_elem(_first_tensor(x, y))
     return cx.pointwise("where3", operands, consts, elem)
+
+
+# Bool tensors are 0/1 in the float type they are computed in (``out_elem``): a comparison
+# gives its flag in its operands' type, and the logical ops below read any operand
+# that is not bool as ``operand != 0``, as torch does.
+
+
+def _is_bool(cx: NodeEmitter, position: int) -> bool:
+    arg = cx.node.args[position] if position < len(cx.node.args) else None
+    val = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+    return isinstance(val, torch.Tensor) and val.dtype == torch.bool
+
+
+def _flag(cx: NodeEmitter, position: int, x: SSAValue) -> SSAValue:
+    """Operand ``position`` as 0/1."""
+    return x if _is_bool(cx, position) else cx.binary("notequal", x, 0.0)
+
+
+def _logical_not(cx: NodeEmitter, x: SSAValue) -> SSAValue:
+    if _is_bool(cx, 0):
+        return cx.pointwise("sub", [x], {"x": 1.0})
+    return cx.binary("equal", x, 0.0)
+
+
+def _logical(op_func: str) -> Emitter:
+    """and: the product of the flags; or: their maximum; xor: their difference."""
+    def emit(cx: NodeEmitter, x: SSAValue, y: SSAValue) -> SSAValue:
+        return cx.pointwise(op_func, [_flag(cx, 0, x), _flag(cx, 1, y)])
+    return emit
+
+
+def _bitwise(op_func: str) -> Emitter:
+    """Bitwise ops on bool tensors are the logical ops; on integers Spyre has none."""
+    logical = _logical(op_func)
+
+    def emit(cx: NodeEmitter, x: Any, y: Any) -> SSAValue:
+        if not (_is_bool(cx, 0) and _is_bool(cx, 1)):
+            raise Unsupported("bitwise ops on integer tensors (Spyre computes bools as 0/1 only)")
+        return logical(cx, x, y)
+    return emit
+
+
+def _bitwise_not(cx: NodeEmitter, x: SSAValue) -> SSAValue:
+    if not _is_bool(cx, 0):
+        raise Unsupported("bitwise_not of an integer tensor (Spyre computes bools as 0/1 only)")
+    return _logical_not(cx, x)
+
+
+def _any_all(op_func: str) -> Emitter:
+    """any: the maximum of the flags over ``dim``; all: their minimum."""
+    def emit(cx: NodeEmitter, x: SSAValue, dim: Any = None, keepdim: bool = False) -> SSAValue:
+        dims = [dim] if isinstance(dim, int) else list(dim or [])
+        return cx.reduce(op_func, _flag(cx, 0, x), dims, keepdim)
+    return emit
 
 
 def _to_copy(cx: NodeEmitter, x: SSAValue, **kwargs: Any) -> SSAValue:
@@ -328,6 +383,18 @@ def _select(cx: NodeEmitter, x: SSAValue, dim: int, index: int) -> SSAValue:
     return cx.view(x, views.select_map(src, dim, index), out)
 
 
+def _split_with_sizes(cx: NodeEmitter, x: SSAValue, sizes: Sequence[int], dim: int = 0) -> tuple[SSAValue, ...]:
+    src = shape_of(x)
+    dim %= len(src)
+    pieces, start = [], 0
+    for size in sizes:
+        out = list(src)
+        out[dim] = int(size)
+        pieces.append(cx.view(x, views.slice_map(src, dim, start, 1), out))
+        start += int(size)
+    return tuple(pieces)
+
+
 def _forward(cx: NodeEmitter, x: SSAValue, *args: Any, **kwargs: Any) -> SSAValue:
     """clone / contiguous / alias of the same shape: the value itself (no op)."""
     return x
@@ -461,6 +528,14 @@ TABLE: dict[Any, Emitter] = {
     aten.clamp.Tensor: _clamp_tensor,
     aten.pow.Tensor_Scalar: _pow,
     aten.where.self: _where,
+    aten.logical_not.default: _logical_not,
+    aten.logical_and.default: _logical("mul"),
+    aten.logical_or.default: _logical("maximum"),
+    aten.logical_xor.default: _logical("notequal"),
+    aten.bitwise_and.Tensor: _bitwise("mul"),
+    aten.bitwise_or.Tensor: _bitwise("maximum"),
+    aten.bitwise_xor.Tensor: _bitwise("notequal"),
+    aten.bitwise_not.default: _bitwise_not,
     aten._to_copy.default: _to_copy,
     aten._assert_tensor_metadata.default: _noop,
     # reductions
@@ -472,6 +547,12 @@ TABLE: dict[Any, Emitter] = {
     aten.amin.default: _reduction("min"),
     aten.max.dim: _reduction_with_indices("max", "max"),
     aten.min.dim: _reduction_with_indices("min", "min"),
+    aten.any.default: _any_all("max"),
+    aten.any.dim: _any_all("max"),
+    aten.any.dims: _any_all("max"),
+    aten.all.default: _any_all("min"),
+    aten.all.dim: _any_all("min"),
+    aten.all.dims: _any_all("min"),
     # matmul
     aten.mm.default: _mm,
     aten.bmm.default: _mm,
@@ -496,6 +577,7 @@ TABLE: dict[Any, Emitter] = {
     aten.expand.default: _expand,
     aten.slice.Tensor: _slice,
     aten.select.int: _select,
+    aten.split_with_sizes.default: _split_with_sizes,
     aten.contiguous.default: _forward,
     aten.clone.default: _forward,
     aten.alias.default: _forward,

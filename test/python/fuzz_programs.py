@@ -48,8 +48,10 @@ What a drawn program guarantees:
 A :class:`~spyre_mlir.diagnostics.SpyreError` from the compiler is therefore a finding too
 (kind ``rejected``), reported apart from crashes and wrong numbers.
 
-Not drawn: ``torch.cat`` (no importer support), slices that start inside a stick of the storage
-they slice (spyre-lower-to-bundle rejects a core start that is not 128-byte aligned).
+Not drawn: ``torch.cat`` (``test_concatenation.py`` covers it), slices that start inside a stick
+of the storage they slice (spyre-lower-to-bundle rejects a core start that is not 128-byte
+aligned), slices of a flattened dim that end inside a row of a storage sticked on it (no stick
+dim can serve the coordinate ``d floordiv 64, d mod 64`` over a partial row: a clear error).
 """
 
 from __future__ import annotations
@@ -627,6 +629,16 @@ def _slice_starts(d: Draft, group: Group) -> range:
     return range(0, size - 1, STICK) if len(group) == 1 else range(1)
 
 
+def _slice_stops(d: Draft, group: Group, start: int) -> list[int]:
+    """Where a slice of a dim of ``group`` from ``start`` may stop: anywhere past ``start + 1``, but
+    on a whole row of a flattened dim (a multiple of its inner names' extent) when a name of it is
+    ever a stick dim: a partial row mixes the storage's rows and sticks in one coordinate."""
+    size = d.size(group)
+    ever_stick = set(group) & {n for v in d.tensors() if v.dims for n in v.dims[-1]}
+    row = d.size(group[1:]) if len(group) > 1 and ever_stick else 1
+    return [stop for stop in range(start + 2, size + 1) if stop % row == 0] or [size]
+
+
 def _slice(draw: Any, d: Draft) -> bool:
     """``x[:, a:b]``-style slice of one dim to a new name (its names and the new one frozen),
     starting where :func:`_slice_starts` allows."""
@@ -637,7 +649,7 @@ def _slice(draw: Any, d: Draft) -> bool:
     axis = draw(st.sampled_from([i for i, g in enumerate(x.dims) if d.size(g) >= 3]))
     size = d.size(x.dims[axis])
     start = draw(st.sampled_from(_slice_starts(d, x.dims[axis])))
-    stop = draw(st.integers(start + 2, size))
+    stop = draw(st.sampled_from(_slice_stops(d, x.dims[axis], start)))
     if (start, stop) == (0, size):
         return False
     name = d.fresh(stop - start)
@@ -648,6 +660,21 @@ def _slice(draw: Any, d: Draft) -> bool:
     index = f"..., {bounds}" if axis == rank - 1 and rank > 1 else ", ".join([":"] * axis + [bounds])
     dims = (*x.dims[:axis], (name,), *x.dims[axis + 1:])
     d.add(f"{x.var}[{index}]", dims, x.bound, [x], compute=False, contiguous=x.contiguous and axis == 0)
+    return True
+
+
+def _select(draw: Any, d: Draft) -> bool:
+    """``x[:, i]``-style select of one index of a dim that is not the last (its names frozen): the
+    dim is gone, and on the device it may lie inside a dim the readers step along."""
+    x = d.pick(draw, lambda v: len(v.dims) >= 2 and any(d.size(g) >= 2 for g in v.dims[:-1]))
+    if x is None:
+        return False
+    axis = draw(st.sampled_from([i for i, g in enumerate(x.dims[:-1]) if d.size(g) >= 2]))
+    index = draw(st.integers(0, d.size(x.dims[axis]) - 1))
+    d.frozen.update(x.dims[axis])
+    dims = (*x.dims[:axis], *x.dims[axis + 1:])
+    d.add(f"{x.var}[{', '.join([':'] * axis + [str(index)])}]", dims, x.bound, [x], compute=False,
+          contiguous=x.contiguous and axis == 0)
     return True
 
 
@@ -739,6 +766,7 @@ STEP_KINDS: dict[str, Callable[[Any, Draft], bool]] = {
     "reshape": _reshape,
     "unsqueeze": _unsqueeze,
     "slice": _slice,
+    "select": _select,
     "repeat_kv": _repeat_kv,
     "cast": _cast,
     "attention": _attention,
@@ -746,8 +774,8 @@ STEP_KINDS: dict[str, Callable[[Any, Draft], bool]] = {
 """Step generators by kind; each returns False (and adds nothing it needs) when the draft does not allow it."""
 
 WEIGHTS = ("binary", "binary", "unary", "scalar", "reduce", "reduce", "matmul", "matmul", "transpose",
-           "flatten", "softmax", "softmax", "reshape", "unsqueeze", "slice", "repeat_kv", "repeat_kv", "cast",
-           "cast", "attention", "attention")
+           "flatten", "softmax", "softmax", "reshape", "unsqueeze", "slice", "select", "repeat_kv", "repeat_kv",
+           "cast", "cast", "attention", "attention")
 
 
 # --------------------------------------------------------------------------
