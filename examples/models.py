@@ -1,0 +1,169 @@
+# Real attention models as their authors wrote them, built from small configs
+# with random weights and a fixed seed (nothing is downloaded): transformers'
+# Llama, Granite, GPT-2 and BERT, torch.nn's TransformerEncoderLayer and
+# MultiheadAttention.  Read by the model tests and bench/models.py; each
+# zero-argument factory below also compiles from the command line:
+#
+#   spyre-compile examples/models.py:llama -o out/llama
+#   spyre-run out/llama --check examples/models.py:llama --stats
+"""Model factories: ``build(Model(...))`` returns ``(callable, example_inputs)``.
+
+A transformers model is called as a user calls it, ``model(input_ids=ids)`` or
+``model(inputs_embeds=x)``, and returns ``last_hidden_state``; its config sets
+the attention implementation (``"sdpa"`` or ``"eager"``) and ``use_cache=False``
+(a compiled program returns no cache).  The models are not edited; each is a
+submodule of the module that calls it (:class:`FromIds`, :class:`FromEmbeds`,
+:class:`SelfAttention`), so that its weights export as parameters (a closure
+over the model would make them lifted constants, which compile-time evaluation
+may fold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+FAMILIES = ("llama", "granite", "gpt2", "bert", "encoder", "mha")
+"""transformers' LlamaModel, GraniteModel, GPT2Model, BertModel; torch.nn's
+TransformerEncoderLayer and MultiheadAttention."""
+
+TRANSFORMERS = ("llama", "granite", "gpt2", "bert")
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model to build: its family, how it is called, its size."""
+
+    family: str
+    attention: str = "sdpa"
+    """transformers: ``"sdpa"`` or ``"eager"``."""
+    ids: bool = False
+    """transformers: called with ``input_ids`` (else ``inputs_embeds``)."""
+    norm_first: bool = False
+    """TransformerEncoderLayer: pre-norm."""
+    activation: str = "relu"
+    """TransformerEncoderLayer: ``"relu"`` or ``"gelu"``."""
+    dtype: torch.dtype = torch.float16
+    length: int = 64
+    hidden: int = 128
+    heads: int = 2
+    layers: int = 1
+    batch: int = 1
+    vocab: int = 100
+
+    @property
+    def name(self) -> str:
+        """A short unique name (``llama-sdpa-ids-fp16-64``)."""
+        dtype = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[self.dtype]
+        if self.family in TRANSFORMERS:
+            how = f"{self.attention}-{'ids' if self.ids else 'embeds'}"
+        elif self.family == "encoder":
+            how = f"{'prenorm' if self.norm_first else 'postnorm'}-{self.activation}"
+        else:
+            how = "self"
+        size = "" if self.hidden == 128 and self.layers == 1 else f"-h{self.hidden}x{self.layers}"
+        return f"{self.family}-{how}-{dtype}-{self.length}{size}"
+
+
+def _config(model: Model) -> Any:
+    import transformers
+
+    common = dict(vocab_size=model.vocab, use_cache=False, attn_implementation=model.attention)
+    if model.family == "gpt2":
+        return transformers.GPT2Config(n_embd=model.hidden, n_layer=model.layers, n_head=model.heads,
+                                       n_positions=max(256, model.length), bos_token_id=0, eos_token_id=0,
+                                       **common)
+    sizes = dict(hidden_size=model.hidden, intermediate_size=2 * model.hidden, num_hidden_layers=model.layers,
+                 num_attention_heads=model.heads, max_position_embeddings=max(256, model.length), **common)
+    if model.family == "bert":
+        return transformers.BertConfig(**sizes)
+    kv_heads = max(1, model.heads // 2)  # grouped-query attention
+    cls = transformers.LlamaConfig if model.family == "llama" else transformers.GraniteConfig
+    return cls(num_key_value_heads=kv_heads, **sizes)
+
+
+def _transformers_model(model: Model) -> Any:
+    import transformers
+
+    classes = {"llama": transformers.LlamaModel, "granite": transformers.GraniteModel,
+               "gpt2": transformers.GPT2Model, "bert": transformers.BertModel}
+    kwargs = {"add_pooling_layer": False} if model.family == "bert" else {}
+    return classes[model.family](_config(model), **kwargs)
+
+
+class FromIds(torch.nn.Module):
+    """``net(input_ids=...).last_hidden_state``."""
+
+    def __init__(self, net: torch.nn.Module):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.net(input_ids=input_ids).last_hidden_state
+
+
+class FromEmbeds(FromIds):
+    """``net(inputs_embeds=...).last_hidden_state``."""
+
+    def forward(self, inputs_embeds: torch.Tensor) -> torch.Tensor:
+        return self.net(inputs_embeds=inputs_embeds).last_hidden_state
+
+
+class SelfAttention(FromIds):
+    """``MultiheadAttention`` of ``x`` with itself, without the weights."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x, x, x, need_weights=False)[0]
+
+
+def build(model: Model) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    """The model (random weights, seed 0) and example inputs (seed 1)."""
+    torch.manual_seed(0)
+    if model.family in TRANSFORMERS:
+        net = _transformers_model(model).to(model.dtype).eval()
+        inputs = torch.Generator().manual_seed(1)
+        if model.ids:
+            ids = torch.randint(0, model.vocab, (model.batch, model.length), generator=inputs)
+            return FromIds(net), (ids,)
+        embeds = torch.randn(model.batch, model.length, model.hidden, generator=inputs).to(model.dtype)
+        return FromEmbeds(net), (embeds,)
+    x = torch.randn(model.batch, model.length, model.hidden, generator=torch.Generator().manual_seed(1))
+    x = x.to(model.dtype)
+    if model.family == "encoder":
+        net = torch.nn.TransformerEncoderLayer(model.hidden, model.heads, 2 * model.hidden, dropout=0.0,
+                                               activation=model.activation, norm_first=model.norm_first,
+                                               batch_first=True)
+        return net.to(model.dtype).eval(), (x,)
+    net = torch.nn.MultiheadAttention(model.hidden, model.heads, batch_first=True).to(model.dtype).eval()
+    return SelfAttention(net), (x,)
+
+
+def with_size(model: Model, **size: Any) -> Model:
+    """``model`` at another size (``hidden``, ``heads``, ``layers``, ``length``, ``dtype``)."""
+    return replace(model, **size)
+
+
+def llama():
+    return build(Model("llama", ids=True))
+
+
+def granite():
+    return build(Model("granite", ids=True))
+
+
+def gpt2():
+    return build(Model("gpt2", ids=True))
+
+
+def bert():
+    return build(Model("bert", ids=True))
+
+
+def encoder():
+    return build(Model("encoder", norm_first=True, activation="gelu"))
+
+
+def mha():
+    return build(Model("mha"))
