@@ -144,7 +144,8 @@ def table(rows: list[Row]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = (r.model, str(r.cores), f"{r.compile_s:.2f}", str(r.folded_ops), str(r.executions), r.status,
-                 f"{r.max_abs_err:.3g}", f"{r.fp32_err:.3g}", f"{r.eager_fp32_err:.3g}", f"{r.hbm_read:,}", f"{r.hbm_written:,}", f"{r.lx_peak:,}")
+                 f"{r.max_abs_err:.3g}", f"{r.fp32_err:.3g}", f"{r.eager_fp32_err:.3g}", f"{r.hbm_read:,}",
+                 f"{r.hbm_written:,}", f"{r.lx_peak:,}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -127,7 +127,14 @@ from spyre_mlir.codegen.build_spec import TensorAccess, _linear_terms, build_op_
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError, describe_argument
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
-from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR, ComputeOp, FillOp, PlacementAttr, target_config, tensor_layout
+from spyre_mlir.dialects.spyre import (
+    CONSTANT_VALUE_ATTR,
+    ComputeOp,
+    FillOp,
+    PlacementAttr,
+    target_config,
+    tensor_layout,
+)
 from spyre_mlir.hardware import SpyreConfig, element_bytes, round_up
 from spyre_mlir.layout import StickLayout
 
