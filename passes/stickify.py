@@ -9,8 +9,9 @@
 #   views, the func signature); `spyre.restickify` where a stored value must
 #   change stick dim or be padded (a matmul B operand's K, rows read past their
 #   extent by a padded iteration dim); `spyre.restickify` copies (explicit maps)
-#   of views no stick choice can make readable and of views that need padding
-#   spyre-fold-views would copy; warnings for restickified function arguments.
+#   of views no stick choice can make readable (heads narrower than a stick
+#   among them) and of views that need padding spyre-fold-views would copy;
+#   warnings for restickified function arguments.
 """Stick-dim selection and restickify insertion.
 
 Model.  Materialised values (function arguments, compute-op and fill results,
@@ -21,13 +22,18 @@ operand's view chain back to the storage (composing the maps, as
 dim: the iteration dim that *drives* it (coefficient 1, possibly under
 ``mod c``) decides whether the read fits the op's rule, a constant coordinate
 is a broadcast and fits, unless the required driver steps another coordinate
-of the read (a stick reduction's sparse result read densely: ``fits``).
+of the read (a stick reduction's sparse result read densely: ``fits``).  A
+driver that steps inside sticks it shares with another dim fits nothing
+(``splits_stick``): a head of 32 fp16 elements of a [L, 128] projection sticked
+on its hidden dim, read at ``h * 32 + d``, or heads merged back into it (``k mod
+32``); no layout label describes half a stick per head.
 
 Op rules (by op-func kind, DESIGN §6):
 
 * pointwise: every non-broadcast operand's stick coordinate is driven by the
   same iteration dim as the result's, and, where another result dim allows it,
-  not at an offset inside a stick (``x[..., 32:]`` of 64 fp16 columns: no op
+  not at an offset inside a stick nor inside sticks shared with another dim
+  (``x[..., 32:]`` of 64 fp16 columns, a head narrower than a stick: no op
   reads that in place and a copy of it would start mid-stick, so the op is
   driven by another dim and the operand's storage restickified onto it);
 * matmul ``C[m, n] = A[m, k] @ B[k, n]``: A driven by K (the reduction dim), B
@@ -73,7 +79,12 @@ Decisions, greedily in program order:
    layout; the operand's view chain is re-created on the restickified value.
    When no storage dim has that driver (a view that mixes dims across the
    stick), the view itself is copied (``spyre.restickify`` with explicit maps)
-   into a tensor of the view's shape sticked as the op needs.  A restickify
+   into a tensor of the view's shape sticked as the op needs.  A copy whose
+   stick would be driven by a dim it pads to whole sticks and that shares a
+   coordinate with another (``h * 32 + d``: the padding would reach the next
+   head) reads instead a restickify of its storage sticked on another dim (the
+   sequence dim), and writes a tensor sticked on another dim that a second
+   restickify sticks as the op needs.  A restickify
    of a compute result takes its dim names and the hints its producer and
    reader share, so spyre-coarse-tile tiles it with their group.
    Then each tensor of the op that steps along an iteration dim the op pads
@@ -82,8 +93,10 @@ Decisions, greedily in program order:
    stick or on it (an fp32 tensor beside fp16 ones): ``padded_shape`` on a
    value of the function (a returned one included: the kernel output carries
    the padding), a padded restickify copy of an argument.  A view operand
-   that needs such padding and that spyre-fold-views would copy is copied
-   here, so that the copy gets the padding (its storage needs none); returned
+   that needs such padding and that spyre-fold-views would copy, or that
+   shares a coordinate between a padded dim and another (the heads of
+   ``h * 32 + d`` read off the stick), is copied here, so that the copy gets
+   the padding (its storage needs none); returned
    views whose copy needs padding are copied here too.  Copies are sticked
    like the view.
 4. Every tensor type gets its ``#spyre.layout``: the stick dim last in
@@ -171,17 +184,36 @@ def dims_driven_by(coords: Sequence[Linear], driver: int) -> list[int]:
     return [j for j, c in enumerate(coords) if stick_driver(c) == driver]
 
 
-def fits(coords: Sequence[Linear], stick: int | None, required: int) -> bool:
-    """True when a read of a storage sticked on ``stick`` at ``coords`` serves an op that needs
-    its stick driven by ``required``.
+def splits_stick(coord: Linear, elems_per_stick: int) -> bool:
+    """True when ``coord``'s driver steps inside sticks it shares with another dim: a term whose
+    coefficient is not a whole number of sticks (``h * 32 + d`` over sticks of 64, a head of 32
+    elements in half a stick), or a driver ``k mod c`` that a reader splits into ``k = c * h + d``
+    with ``c`` not a whole number of sticks (heads merged back into one dim).  No layout label
+    describes such a stick coordinate."""
+    return stick_driver(coord) not in (None, BROADCAST) and any(
+        k % elems_per_stick if k != 1 else isinstance(atom, Mod) and atom.divisor % elems_per_stick
+        for atom, k in coord.terms)
 
-    A constant stick coordinate is a broadcast, which fits, unless ``required`` drives another
-    coordinate of the read: then the read walks ``required`` over sticks that hold one element
-    each (a stick reduction's sparse result read densely), which no layout label describes.
+
+def nested_dims(coords: Sequence[Linear]) -> set[int]:
+    """The iteration dims that share a coordinate of ``coords`` with another term (``h`` and ``d``
+    of ``h * 32 + d``)."""
+    return {atom.pos for coord in coords if len(coord.terms) > 1
+            for atom in coord.atoms() if isinstance(atom, Dim)}
+
+
+def fits(coords: Sequence[Linear], stick: int | None, required: int, elems_per_stick: int) -> bool:
+    """True when a read of a storage sticked on ``stick`` (``elems_per_stick`` to a stick) at
+    ``coords`` serves an op that needs its stick driven by ``required``.
+
+    A stick coordinate that :func:`splits_stick` fits no op.  A constant one is a broadcast,
+    which fits, unless ``required`` drives another coordinate of the read: then the read walks
+    ``required`` over sticks that hold one element each (a stick reduction's sparse result read
+    densely), which no layout label describes.
     """
     driver = BROADCAST if stick is None else stick_driver(coords[stick])
     if driver == required:
-        return True
+        return not splits_stick(coords[stick], elems_per_stick)
     return driver == BROADCAST and not any(
         isinstance(atom, Dim) and atom.pos == required
         for j, coord in enumerate(coords) if j != stick for atom in coord.atoms())
@@ -395,7 +427,8 @@ class _Stickifier:
             if index >= len(reads) or reads[index].storage is not value:
                 continue
             required = self.reader_requirement(reader, index, reads, result)
-            misses += required is not None and not fits(reads[index].coords, stick, required)
+            misses += required is not None and \
+                not fits(reads[index].coords, stick, required, _layout(value, stick).elems_per_stick)
         return misses
 
     def reader_requirement(self, op: ComputeOp, index: int, reads: Sequence[Read],
@@ -428,7 +461,8 @@ class _Stickifier:
         misses = []
         for i, read in enumerate(reads):
             required = rule.required(i, result_driver)
-            if required is not None and not fits(read.coords, self.plan.stick(read.storage), required):
+            layout = self.plan.layouts[read.storage]
+            if required is not None and not fits(read.coords, layout.stick_dim, required, layout.elems_per_stick):
                 misses.append((i, required))
         return misses
 
@@ -495,10 +529,19 @@ class _Stickifier:
         op.operands[index] = value
 
     def fix_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> None:
-        """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``."""
-        storage_dims = dims_driven_by(read.coords, required)
+        """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``.
+
+        A copy never reads or writes a stick that one of its dims fills in part while sharing a
+        coordinate with another dim (:meth:`untangled`: a head of 32 in sticks of 64, read from or
+        merged back into the hidden dim): it then reads a restickify of its storage sticked on
+        another dim, or writes a tensor sticked on another dim that a second restickify sticks as
+        the op needs (:meth:`untangled_stick`).
+        """
+        padded = self.plan.layouts[read.storage].padded_shape
+        eps = self.plan.layouts[read.storage].elems_per_stick
+        storage_dims = [j for j in dims_driven_by(read.coords, required) if not splits_stick(read.coords[j], eps)]
         if storage_dims:
-            layout = _layout(read.storage, storage_dims[0], self.plan.layouts[read.storage].padded_shape)
+            layout = _layout(read.storage, storage_dims[0], padded)
             self.reread(op, index, read, self.restickified(read.storage, layout, op))
             return
         operand = op.operands[index]
@@ -511,10 +554,47 @@ class _Stickifier:
         emit_warning(f"operand #{index} is a view that no stick dim of its storage "
                      f"{list(_shape(read.storage))} can serve; it is copied by spyre.restickify", op=op)
         copy = materialise_view(self.rewriter, operand, op)
+        _, (source,), written = op_reads(copy)
+        tangled = nested_dims([*source.coords, *written])
+        stick = self.plan.stick(source.storage)
+        if stick is not None and not self.untangled(copy, source.coords[stick], tangled, eps) \
+                and (other := self.untangled_stick(copy, source.coords, tangled, eps)) is not None:
+            self.reread(copy, 0, source, self.restickified(source.storage, _layout(source.storage, other, padded), op))
+        self.restickifies.append(copy)
+        if not self.untangled(copy, written[view_dims[0]], tangled, layout.elems_per_stick) \
+                and (other := self.untangled_stick(copy, written, tangled, layout.elems_per_stick)) is not None:
+            self.plan.layouts[copy.result] = _layout(operand, other)
+            op.operands[index] = self.restickified(copy.result, layout, op)  # pads the copy as it reads it
+            staged = self.plan.layouts.pop(copy.result)
+            self.rewriter.replace_value_with_new_type(copy.result, _with_layout(operand, staged))
+            self.settle_copy(copy, staged)
+            return
         self.rewriter.replace_value_with_new_type(copy.result, _with_layout(operand, layout))
         self.settle_copy(copy, layout)
-        self.restickifies.append(copy)
         op.operands[index] = copy.result
+
+    @staticmethod
+    def untangled(copy: ComputeOp, coord: Linear, tangled: set[int], elems_per_stick: int) -> bool:
+        """True when a tensor of ``copy`` can be sticked on coordinate ``coord``: its driver is no
+        dim of ``tangled`` that the copy pads to whole sticks (the padding would step into the
+        next term of the coordinate it shares), and it splits no stick."""
+        driver = stick_driver(coord)
+        if driver in (None, BROADCAST):
+            return True
+        padded = copy.get_iteration_space()[driver] % elems_per_stick != 0
+        return not (driver in tangled and padded) and not splits_stick(coord, elems_per_stick)
+
+    def untangled_stick(self, copy: ComputeOp, coords: Sequence[Linear], tangled: set[int],
+                        elems_per_stick: int) -> int | None:
+        """The dim to stick a tensor of ``copy`` on, read or written at ``coords``, when the one
+        its reader needs is tangled (:meth:`untangled`, a head of 32 in sticks of 64): the
+        innermost one that the copy steps along and that is not (a head's sequence dim).  None
+        when there is none (a flattened tensor of less than a stick): the copy keeps its stick
+        and the lowering reports the read it cannot describe."""
+        space = copy.get_iteration_space()
+        others = [j for j, c in enumerate(coords) if (d := stick_driver(c)) not in (None, BROADCAST)
+                  and space[d] > 1 and self.untangled(copy, c, tangled, elems_per_stick)]
+        return others[-1] if others else None
 
     def missing_padding(self, op: ComputeOp) -> list[tuple[int, Read, StickLayout]]:
         """``(tensor index, read, padded layout)`` for each tensor of ``op`` (operands, then the
@@ -527,14 +607,9 @@ class _Stickifier:
         rows), and on its stick when its sticks hold fewer elements (an fp16 -> fp32 cast of
         96 columns iterates 128: four fp32 sticks, not three).
         """
-        space, reads, result = op_reads(op)
+        _, reads, result = op_reads(op)
         tensors = [*reads, Read(op.result, tuple(result), ())]
-        padded: dict[int, int] = {}
-        for read in tensors:
-            driver = self.plan.driver(read)
-            eps = self.plan.layouts[read.storage].elems_per_stick
-            if driver not in (None, BROADCAST) and space[driver] > 1 and space[driver] % eps:
-                padded[driver] = max(padded.get(driver, 0), round_up(space[driver], eps))
+        padded = self.padded_dims(op)
         needs = []
         for index, read in enumerate(tensors):
             layout = self.plan.layouts[read.storage]
@@ -548,6 +623,18 @@ class _Stickifier:
                 needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
                                                         padded_shape=extents)))
         return needs
+
+    def padded_dims(self, op: ComputeOp) -> dict[int, int]:
+        """The iteration dims of ``op`` padded to whole sticks (:meth:`missing_padding`), with
+        their padded extents."""
+        space, reads, result = op_reads(op)
+        padded: dict[int, int] = {}
+        for read in [*reads, Read(op.result, tuple(result), ())]:
+            driver = self.plan.driver(read)
+            eps = self.plan.layouts[read.storage].elems_per_stick
+            if driver not in (None, BROADCAST) and space[driver] > 1 and space[driver] % eps:
+                padded[driver] = max(padded.get(driver, 0), round_up(space[driver], eps))
+        return padded
 
     def pad(self, op: ComputeOp) -> None:
         """Give each tensor of :meth:`missing_padding` its padded extent.
@@ -577,13 +664,17 @@ class _Stickifier:
 
     def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
         """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
-        that the op pads: the copy is the tensor the op reads, so it is the one :meth:`pad` pads
+        that the op pads, and each one that shares a coordinate between a dim the op pads and
+        another (``h * 32 + d`` with ``d`` padded to a stick of 64: the padding would read the
+        next head): the copy is the tensor the op reads, so it is the one :meth:`pad` pads
         (the view's storage needs nothing).  Returns the copies."""
+        _, reads, _ = op_reads(op)
+        padded = set(self.padded_dims(op))
+        copied = {i for i, read in enumerate(reads) if read.views and nested_dims(read.coords) & padded}
+        copied |= {i for i, read, _ in self.missing_padding(op) if i < len(op.inputs) and read.views
+                   and copy_reason(op, i, self.plan.layouts.__getitem__) is not None}
         copies = []
-        for index, read, _ in self.missing_padding(op):
-            if index >= len(op.inputs) or not read.views or \
-                    copy_reason(op, index, self.plan.layouts.__getitem__) is None:
-                continue
+        for index in sorted(copied):
             copy = self.copy_view(op.operands[index], op)
             op.operands[index] = copy.result
             self.restickifies.append(copy)
@@ -640,22 +731,32 @@ class _Stickifier:
 
     def misaligned(self, reads: Sequence[Read], driver: int | None) -> bool:
         """True when ``driver`` drives some read's storage stick coordinate at an offset that is not
-        a whole number of sticks (``x[..., 32:]`` of 64 fp16 columns): no op reads that in place and a
-        copy of it would start mid-stick, so the op must be driven otherwise (its operand restickified)."""
+        a whole number of sticks (``x[..., 32:]`` of 64 fp16 columns) or inside sticks it shares with
+        another dim (:func:`splits_stick`, a head of 32): no op reads that in place and a copy of it
+        would start mid-stick, so the op must be driven otherwise (its operand restickified)."""
         for read in reads:
             stick = self.plan.stick(read.storage)
             if stick is None or driver in (None, BROADCAST):
                 continue
-            coord = read.coords[stick]
-            if stick_driver(coord) == driver and coord.const % self.plan.layouts[read.storage].elems_per_stick:
+            coord, eps = read.coords[stick], self.plan.layouts[read.storage].elems_per_stick
+            if stick_driver(coord) == driver and (coord.const % eps or splits_stick(coord, eps)):
                 return True
         return False
 
-    def aligned(self, dims: Sequence[int], reads: Sequence[Read], result: Sequence[Linear]) -> tuple[int, ...]:
-        """The result dims among ``dims`` whose driver reads no operand mid-stick (:meth:`misaligned`);
-        all of ``dims`` when every one does (the lowering then reports the misaligned read)."""
+    def aligned(self, dims: Sequence[int], reads: Sequence[Read], result: Sequence[Linear],
+                space: Sequence[int]) -> tuple[int, ...]:
+        """The result dims among ``dims`` whose driver reads no operand mid-stick (:meth:`misaligned`),
+        preferring, when some were left out, those whose driver spans more than one element and
+        drives a coordinate of every operand that is no broadcast (a restickify of the storage
+        serves it, not a copy of the view); all of ``dims`` when every one reads mid-stick (the
+        lowering then reports the misaligned read)."""
         kept = tuple(d for d in dims if not self.misaligned(reads, stick_driver(result[d])))
-        return kept or tuple(dims)
+        if len(kept) == len(dims):
+            return kept
+        dense = [read for read in reads if self.plan.driver(read) != BROADCAST]
+        served = tuple(d for d in kept if (driver := stick_driver(result[d])) not in (None, BROADCAST)
+                       and space[driver] > 1 and all(dims_driven_by(read.coords, driver) for read in dense))
+        return served or kept or tuple(dims)
 
     def copy_misses(self, copy: ComputeOp, stick: int) -> int:
         """Restickifies the operands of ``copy`` would need if its result were sticked on ``stick``."""
@@ -673,8 +774,8 @@ class _Stickifier:
         shape = _shape(full)
         candidates = whole_stick_dims(assembly)
         for copy in assembly.copies:
-            _, reads, result = op_reads(copy)
-            candidates = list(self.aligned(candidates, reads, result))
+            space, reads, result = op_reads(copy)
+            candidates = list(self.aligned(candidates, reads, result, space))
         if not candidates:
             eps = _layout(full, len(shape) - 1).elems_per_stick
             raise SpyreError(f"the pieces of a tensor of shape {list(shape)} start at offsets "
@@ -724,13 +825,13 @@ class _Stickifier:
             return
         if not isinstance(op, ComputeOp):
             return
-        _, reads, result = op_reads(op)
+        space, reads, result = op_reads(op)
         if isinstance(op, ReduceOp) and self.drops_reduced_stick(op, reads):
             op = self.keep_reduced_dims(op)
-            _, reads, result = op_reads(op)
+            space, reads, result = op_reads(op)
         rule = op_rule(op, reads, result, self.plan)
         if rule.shared and op.result not in self.plan.fixed:
-            rule = dataclasses.replace(rule, result_dims=self.aligned(rule.result_dims, reads, result))
+            rule = dataclasses.replace(rule, result_dims=self.aligned(rule.result_dims, reads, result, space))
 
         def cost(stick: int) -> int:
             return len(self.operand_misses(rule, reads, stick_driver(result[stick])))
