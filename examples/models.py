@@ -93,25 +93,29 @@ def _transformers_model(model: Model) -> Any:
     return classes[model.family](_config(model), **kwargs)
 
 
-class FromIds(torch.nn.Module):
-    """``net(input_ids=...).last_hidden_state``."""
+class _Caller(torch.nn.Module):
+    """Holds ``net`` as a submodule; subclasses say how they call it."""
 
     def __init__(self, net: torch.nn.Module):
         super().__init__()
         self.net = net
 
+
+class FromIds(_Caller):
+    """``net(input_ids=...).last_hidden_state``."""
+
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.net(input_ids=input_ids).last_hidden_state
 
 
-class FromEmbeds(FromIds):
+class FromEmbeds(_Caller):
     """``net(inputs_embeds=...).last_hidden_state``."""
 
     def forward(self, inputs_embeds: torch.Tensor) -> torch.Tensor:
         return self.net(inputs_embeds=inputs_embeds).last_hidden_state
 
 
-class SelfAttention(FromIds):
+class SelfAttention(_Caller):
     """``MultiheadAttention`` of ``x`` with itself, without the weights."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -272,25 +272,17 @@ def constant_data(values: np.ndarray, dtype: str) -> bytes:
     return np.ascontiguousarray(values, _FILE_DTYPES[dtype]).tobytes()
 
 
-def read_constant_data(directory: str | Path, arg: KernelArg) -> np.ndarray:
-    """The host values of constant ``arg`` from its ``data`` file in ``directory`` (bfloat16 as float32)."""
-    assert arg.data is not None and arg.shape is not None and arg.dtype is not None
-    root = Path(directory)
-    path = (root / arg.data).resolve()
-    where = f"{root / 'manifest.json'}: argument '{arg.name}'"
-    if not path.is_relative_to(root.resolve()):
-        raise SpyreError(f"data \"{arg.data}\" resolves outside the output directory", loc=where)
+def constant_values(raw: bytes, arg: KernelArg, where: str) -> np.ndarray:
+    """The host values of constant ``arg`` from the bytes of its ``data`` file (bfloat16 as
+    float32); a file of the wrong size is a :class:`SpyreError` at ``where``."""
+    assert arg.shape is not None and arg.dtype is not None
     if arg.dtype not in _FILE_DTYPES:
         raise SpyreError(f"a constant of dtype {arg.dtype} cannot have data", loc=where)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise SpyreError(f"cannot read the constant's data: {e.strerror}", loc=str(path)) from None
     file_dtype = _FILE_DTYPES[arg.dtype]
     expected = math.prod(arg.shape) * file_dtype.itemsize
     if len(raw) != expected:
         raise SpyreError(f"holds {len(raw)} bytes, expected {expected} for {list(arg.shape)} {arg.dtype}",
-                         loc=str(path))
+                         loc=where)
     values = np.frombuffer(raw, file_dtype).reshape(arg.shape)
     if arg.dtype == "bfloat16":
         return (values.astype(np.uint32) << 16).view(np.float32)

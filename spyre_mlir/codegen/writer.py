@@ -41,16 +41,19 @@ from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.manifest import KernelArg, Manifest, constant_data, tensor_arg
 
 
-def _data_file(attr: DictionaryAttr) -> tuple[str, bytes] | None:
-    """The file name and bytes of a constant argument's values, if it has any."""
-    value = attr.data.get("value")
-    if not isinstance(value, DenseIntOrFPElementsAttr):
-        return None
+def _data_name(attr: DictionaryAttr) -> str | None:
+    """The file holding a constant argument's values (``<name>.bin``), None when it has none."""
     name = attr.data["name"]
-    dtype = attr.data["dtype"]
-    assert isinstance(name, StringAttr) and isinstance(dtype, StringAttr)
+    assert isinstance(name, StringAttr)
+    return f"{name.data}.bin" if isinstance(attr.data.get("value"), DenseIntOrFPElementsAttr) else None
+
+
+def _data_bytes(attr: DictionaryAttr) -> bytes:
+    """The bytes of that file: the host values in the argument's dtype."""
+    value, dtype = attr.data["value"], attr.data["dtype"]
+    assert isinstance(value, DenseIntOrFPElementsAttr) and isinstance(dtype, StringAttr)
     host = np.frombuffer(value.data.data, np.float32 if value.get_element_type() == f32 else np.int32)
-    return f"{name.data}.bin", constant_data(host, dtype.data)
+    return constant_data(host, dtype.data)
 
 
 def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
@@ -73,7 +76,7 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
                       value("device_size"), value("dim_order"), value("data_format"), value("nbytes"),
                       value("fill") if "fill" in d else None,
                       value("padded_shape") if "padded_shape" in d else None,
-                      data[0] if (data := _data_file(attr)) is not None else None)
+                      _data_name(attr))
 
 
 def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:
@@ -98,9 +101,8 @@ def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:
     if not isinstance(kernel_args, ArrayAttr):
         raise SpyreError("@sdsc_bundle lacks spyre.kernel_args", op=bundle)
     for attr in kernel_args.data:
-        data = _data_file(attr)
-        if data is not None:
-            files[data[0]] = data[1]
+        if (name := _data_name(attr)) is not None:
+            files[name] = _data_bytes(attr)
     target = target_config(module)
     manifest = Manifest(args=tuple(_kernel_arg(a) for a in kernel_args.data), sdsc_files=tuple(names),
                         cores=target.cores, backend_lx_fraction=target.backend_lx_fraction)

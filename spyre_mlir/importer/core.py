@@ -537,8 +537,9 @@ class _Importer:
         _drop_dead(block)
         f = func.FuncOp(self.func_name, (arg_types, [r.type for r in results]), Region(block),
                         arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
-        if self._folded_ops():
-            f.attributes[FOLDED_OPS_ATTR] = IntegerAttr(self._folded_ops(), i64)
+        folded = self._folded_ops()
+        if folded:
+            f.attributes[FOLDED_OPS_ATTR] = IntegerAttr(folded, i64)
         return ModuleOp([f])
 
     def _folded_ops(self) -> int:

@@ -23,7 +23,7 @@ from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.execute import SdscKernel
 from spyre_mlir.interpreter.schema import SchemaValidator
 from spyre_mlir.interpreter.sdsc import SdscSpec, parse_sdsc
-from spyre_mlir.manifest import Manifest, read_constant_data, read_manifest
+from spyre_mlir.manifest import KernelArg, Manifest, constant_values, read_manifest
 from spyre_mlir.mlir_text import make_context, parse_module
 
 
@@ -76,6 +76,18 @@ def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None
     constants = {arg.name: read_constant_data(root, arg) for arg in manifest.constants if arg.data is not None}
     return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels,
                      constants)
+
+
+def read_constant_data(directory: str | Path, arg: KernelArg) -> np.ndarray:
+    """The host values of constant ``arg`` from its ``data`` file, confined to ``directory``."""
+    assert arg.data is not None
+    root = Path(directory)
+    path = _confined(root, arg.data, f"argument '{arg.name}' data", str(root / "manifest.json"))
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise SpyreError(f"cannot read the constant's data: {e.strerror}", loc=str(path)) from None
+    return constant_values(raw, arg, str(path))
 
 
 def _confined(root: Path, name: str, what: str, where: str) -> Path:

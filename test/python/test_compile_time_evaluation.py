@@ -16,7 +16,8 @@ import torch
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import FillOp
 from spyre_mlir.interpreter import run
-from spyre_mlir.manifest import constant_data, read_constant_data, read_manifest, tensor_arg
+from spyre_mlir.interpreter.loading import read_constant_data
+from spyre_mlir.manifest import constant_data, read_manifest, tensor_arg
 
 from e2e_support import ImportedPrograms, compile_and_check
 
