@@ -99,11 +99,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from spyre_mlir.assembly import assembled_by
+from spyre_mlir.analysis.assembly import assembled_by
+from spyre_mlir.analysis.linear import Linear, affine_linear, affine_sum
+from spyre_mlir.analysis.work import PieceSpace, reduce_spans, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -117,7 +119,6 @@ from spyre_mlir.dialects.spyre import (
 )
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
-from spyre_mlir.passes.work_division import PieceSpace, reduce_spans, stick_pieces, work_problem
 
 # --------------------------------------------------------------------------
 # Options and result records
@@ -178,54 +179,18 @@ class LoopNode:
 
     body: list[LoopNode | ComputeOp] = field(default_factory=list)
 
-
-@dataclass(frozen=True)
-class Linear:
-    """``const + sum(coef * iv(loop))``: a tile offset as a function of loop induction variables."""
-
-    terms: tuple[tuple[LoopNode, int], ...] = ()
-    const: int = 0
-
-    @staticmethod
-    def of(coefs: dict[LoopNode, int], const: int) -> Linear:
-        """The normal form (zero terms dropped, outer loops first)."""
-        return Linear(tuple(sorted(((n, c) for n, c in coefs.items() if c), key=lambda t: t[0].index)), const)
-
-    def __add__(self, other: Linear) -> Linear:
-        coefs = dict(self.terms)
-        for node, c in other.terms:
-            coefs[node] = coefs.get(node, 0) + c
-        return Linear.of(coefs, self.const + other.const)
-
-    def scaled(self, factor: int) -> Linear:
-        """``factor * self``."""
-        return Linear.of({n: c * factor for n, c in self.terms}, self.const * factor)
-
-    def bounds(self) -> tuple[int, int]:
-        """Smallest and largest value over the loops' iteration ranges."""
-        lo = hi = self.const
-        for node, c in self.terms:
-            extreme = c * (node.level.count - 1)
-            lo, hi = lo + min(0, extreme), hi + max(0, extreme)
-        return lo, hi
-
-    def is_const(self) -> bool:
-        """True when no induction variable occurs."""
-        return not self.terms
+    def __lt__(self, other: LoopNode) -> bool:
+        """Outer loops first: the order of a tile offset's terms."""
+        return self.index < other.index
 
 
-def _iv(node: LoopNode, scale: int) -> Linear:
-    return Linear(((node, scale),), 0)
+def _iv(node: LoopNode, scale: int) -> Linear[LoopNode]:
+    return Linear.term(node, scale)
 
 
-def _linear_expr(expr: AffineExpr, rank: int) -> tuple[list[int], int] | None:
-    """``expr`` as (coefficient per iteration dim, constant), None unless a sum of constant multiples."""
-    for node in expr.post_order():
-        if isinstance(node, AffineBinaryOpExpr) and node.kind not in (AffineBinaryOpKind.Add,
-                                                                      AffineBinaryOpKind.Mul):
-            return None
-    base = expr.eval([0] * rank, [])
-    return [expr.eval([int(i == d) for i in range(rank)], []) - base for d in range(rank)], base
+def _iv_range(node: LoopNode) -> tuple[int, int]:
+    """The values of ``node``'s induction variable."""
+    return 0, node.level.count - 1
 
 
 # --------------------------------------------------------------------------
@@ -287,8 +252,8 @@ def _check_stick_tile(op: ComputeOp, d: int, tile: int, level: Level, extent: in
         layout = tensor_layout(value.type)
         if layout.stick_dim is None:
             continue
-        linear = _linear_expr(m.results[layout.stick_dim], len(op.get_iteration_space()))
-        coef = 1 if linear is None else linear[0][d]
+        linear = affine_linear(m.results[layout.stick_dim])
+        coef = 1 if linear is None else linear.coefficient(d)
         if coef and (coef * tile) % layout.elems_per_stick:
             raise SpyreError(f"'{op.name}' op: tiling dim '{level.name}' of extent {extent} by {level.count} "
                              f"gives tiles of {tile} elements along the stick dim of a "
@@ -312,7 +277,7 @@ def _access(op: ComputeOp, m: AffineMap, box: tuple[list[Linear], list[int]]) ->
     rank = len(b_sizes)
     origins, sizes, exprs = [], [], []
     for expr in m.results:
-        linear = _linear_expr(expr, rank)
+        linear = affine_linear(expr)
         if linear is None:
             if any(not b_origins[d].is_const() for d in expr.used_dims()):
                 raise SpyreError(f"'{op.name}' op: cannot tile the coordinate {expr}: it is not a linear "
@@ -321,26 +286,14 @@ def _access(op: ComputeOp, m: AffineMap, box: tuple[list[Linear], list[int]]) ->
             sizes.append(-1)
             exprs.append(expr)
             continue
-        coefs, const = linear
-        origin = Linear((), const)
+        coefs = [linear.coefficient(d) for d in range(rank)]
+        origin = Linear.constant(linear.const)
         for d, c in enumerate(coefs):
             origin = origin + b_origins[d].scaled(c)
         origins.append(origin)
         sizes.append(sum(c * (s - 1) for c, s in zip(coefs, b_sizes)) + 1)
-        exprs.append(_affine_sum(coefs, 0))
+        exprs.append(affine_sum(coefs, 0))
     return Access(tuple(origins), tuple(sizes), tuple(exprs))
-
-
-def _affine_sum(coefs: Sequence[int], const: int) -> AffineExpr:
-    """``sum(coefs[d] * d_d) + const`` without zero terms."""
-    expr: AffineExpr | None = None
-    for d, c in enumerate(coefs):
-        if c:
-            term = AffineExpr.dimension(d) if c == 1 else AffineExpr.dimension(d) * c
-            expr = term if expr is None else expr + term
-    if expr is None:
-        return AffineExpr.constant(const)
-    return expr + const if const else expr
 
 
 def tile_type(full: TensorType, sizes: Sequence[int]) -> TensorType:
@@ -392,7 +345,7 @@ class _Emitter:
         key = (self.builder.insertion_point.block, linear)
         if key not in self.offsets:
             nodes = [n for n, _ in linear.terms]
-            expr = _affine_sum([c for _, c in linear.terms], linear.const)
+            expr = affine_sum([c for _, c in linear.terms], linear.const)
             apply = self.builder.insert(affine.ApplyOp(
                 [self.ivs[n] for n in nodes], AffineMapAttr(AffineMap(len(nodes), 0, (expr,)))))
             self.offsets[key] = apply.result
@@ -575,7 +528,7 @@ def _read(emitter: _Emitter, op: ComputeOp, window: Window, access: Access) -> t
         if size < 0 and relative != Linear():
             raise SpyreError(f"'{op.name}' op reads dim {j} of a tile through the non-linear coordinate "
                              f"{expr}; it needs the whole value", op=op)
-        lo, hi = relative.bounds()
+        lo, hi = relative.bounds(_iv_range)
         if size > 0 and (lo < 0 or hi + size > window.sizes[j]):
             raise SpyreError(f"'{op.name}' op reads elements [{lo}, {hi + size}) of dim {j} of a tile of "
                              f"{window.sizes[j]} elements: it needs more of a value than its loop produces", op=op)

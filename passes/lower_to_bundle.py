@@ -122,8 +122,9 @@ from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 
-from spyre_mlir.assembly import Assembly, assembled_by, assembly_of
-from spyre_mlir.codegen.build_spec import TensorAccess, _linear_terms, build_op_spec, device_offset
+from spyre_mlir.analysis.assembly import Assembly, assembled_by, assembly_of
+from spyre_mlir.analysis.linear import Linear, affine_linear
+from spyre_mlir.codegen.build_spec import TensorAccess, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError, describe_argument
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
@@ -190,10 +191,6 @@ def _str_attr(attrs: ArrayAttr | None, index: int, key: str) -> str | None:
         return None
     value = attrs.data[index].data.get(key)
     return value.data if isinstance(value, StringAttr) else None
-
-
-Affine = tuple[int, dict[int, int]]
-"""An index value as ``constant + sum(coefficient x iv_level)`` (levels: loop depth, outermost 0)."""
 
 
 @dataclass(frozen=True)
@@ -311,7 +308,6 @@ class _Lowering:
     def result_access(self, op: ComputeOp) -> TensorAccess:
         """2. Where a compute op's result lives."""
         layout = tensor_layout(op.result.type)
-        origin = (0,) * len(layout.host_shape)
         placement = op.placement
         if placement is None:
             if op.result in self.outputs:
@@ -419,42 +415,40 @@ class _Lowering:
 
     # -- affine index values and slices ---------------------------------------------------------
 
-    def affine_of(self, v: SSAValue) -> Affine:
+    def affine_of(self, v: SSAValue) -> Linear[int]:
+        """An index value as ``constant + sum(coefficient x iv_level)`` (levels: loop depth, outermost 0)."""
         if v in self.ivs:
-            return 0, {self.ivs[v]: 1}
+            return Linear.term(self.ivs[v])
         owner = v.owner
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            return owner.value.value.data, {}
+            return Linear.constant(owner.value.value.data)
         if isinstance(owner, affine.ApplyOp):
             m = owner.map.data
-            found = _linear_terms(m.results[0]) if len(m.results) == 1 and not m.num_symbols else None
+            found = affine_linear(m.results[0]) if len(m.results) == 1 and not m.num_symbols else None
             if found is not None:
-                const, coeffs = found[1], {}
-                for d, c in found[0].items():
-                    oc, ol = self.affine_of(owner.mapOperands[d])
-                    const += c * oc
-                    for level, k in ol.items():
-                        coeffs[level] = coeffs.get(level, 0) + c * k
-                return const, {lv: k for lv, k in coeffs.items() if k}
+                total = Linear.constant(found.const)
+                for d, c in found.terms:
+                    total = total + self.affine_of(owner.mapOperands[d]).scaled(c)
+                return total
         raise SpyreError("a tile offset must be affine in the loop induction variables "
                          "(arith.constant, scf.for iv, affine.apply)", op=owner if isinstance(owner, Operation)
                          else self.source)
 
-    def offsets(self, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> list[Affine]:
+    def offsets(self, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> list[Linear[int]]:
         dynamic = iter(op.offsets)
-        return [self.affine_of(next(dynamic)) if o == _DYNAMIC else (o, {})
+        return [self.affine_of(next(dynamic)) if o == _DYNAMIC else Linear.constant(o)
                 for o in op.static_offsets.get_values()]
 
-    def shifted(self, loc: _Loc, offsets: Sequence[Affine], op: Operation) -> _Loc:
+    def shifted(self, loc: _Loc, offsets: Sequence[Linear[int]], op: Operation) -> _Loc:
         access = loc.access
         layout = access.layout
         if len(offsets) != len(access.window):
             raise SpyreError("rank-changing slices are not lowered", op=op)
-        window = tuple(w + c for w, (c, _) in zip(access.window, offsets))
+        window = tuple(w + offset.const for w, offset in zip(access.window, offsets))
         strides = dict(loc.strides)
-        levels = sorted({lv for _, coeffs in offsets for lv in coeffs})
+        levels = sorted({level for offset in offsets for level in offset.keys()})
         for level in levels:
-            delta = [coeffs.get(level, 0) for _, coeffs in offsets]
+            delta = [offset.coefficient(level) for offset in offsets]
             stick = layout.stick_dim
             if stick is not None and delta[stick] % layout.elems_per_stick:
                 raise SpyreError(f"tile offsets along the stick dim step by {delta[stick]} elements per "
@@ -540,12 +534,12 @@ class _Lowering:
             if isinstance(op, FillOp):
                 self.constant(op)
             elif isinstance(op, scf.ForOp):
-                bounds = [self.affine_of(v) for v in (op.lb, op.ub, op.step)]
-                if any(b[1] for b in bounds) or bounds[0][0] != 0 or bounds[2][0] != 1:
+                lb, ub, step = (self.affine_of(v) for v in (op.lb, op.ub, op.step))
+                if not (lb.is_const() and ub.is_const() and step.is_const()) or lb.const != 0 or step.const != 1:
                     raise SpyreError("only scf.for 0 .. constant step 1 loops are lowered", op=op)
                 self.ivs[op.body.block.args[0]] = depth
-                self.counts.append(bounds[1][0])
-                items.append(_Loop(bounds[1][0], self.block(op.body.block, depth + 1)))
+                self.counts.append(ub.const)
+                items.append(_Loop(ub.const, self.block(op.body.block, depth + 1)))
                 self.counts.pop()
             elif isinstance(op, ComputeOp):
                 items.append(self.compute(op, depth))

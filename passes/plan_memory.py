@@ -72,14 +72,14 @@ from xdsl.ir import Operation, OpResult, SSAValue, Use
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
-from spyre_mlir.assembly import assemblies
+from spyre_mlir.analysis.assembly import assemblies
+from spyre_mlir.analysis.work import core_to_slice, slice_order, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (ComputeOp, FillOp, PlacementAttr, PointwiseOp, ViewOp, expr_range, target_config,
                                        tensor_layout)
 from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import ABSENT
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.work_division import core_to_slice, stick_pieces, work_problem
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
 """The LX solvers of DESIGN §9, by ``lx-solver`` name."""
@@ -418,12 +418,9 @@ def _core_regions(op: ComputeOp, tensor_index: int) -> list[tuple[tuple[int, int
     splits = op.get_core_splits() or (1,) * len(space)
     piece = stick_pieces(space, work_problem(op).tensors)
     per_core = [-(-s // p) // n * p for s, p, n in zip(space, piece, splits)]
-    labels = [str(d) for d in range(len(space))]
-    split_k = [str(d) for d in op.reduction_dims() if splits[d] > 1]
-    k_first = split_k[0] if op.op_func().kind is OpKind.MATMUL and split_k else None
     index_map = op.get_indexing_maps()[tensor_index]
     regions = []
-    for slices in core_to_slice(labels, list(splits), math.prod(splits), k_first=k_first):
+    for slices in core_to_slice(splits, slice_order(op), math.prod(splits)):
         bounds = [(i * c, i * c + c - 1) for i, c in zip(slices, per_core)]
         regions.append(tuple(expr_range(e, bounds) for e in index_map.results))
     return regions

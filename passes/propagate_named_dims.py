@@ -69,15 +69,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 
-from spyre_mlir.assembly import assembly_of
+from spyre_mlir.analysis.assembly import assembly_of
+from spyre_mlir.analysis.names import DimNames, Names, dims_attr, result_dim_names
 from spyre_mlir.diagnostics import emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, ViewOp
-
-Names = tuple[str, ...]
-"""The names one dim carries, outermost first (several for a flattened dim)."""
-
-DimNames = tuple[Names, ...]
-"""Names per dim of a value, or per iteration dim of a compute op."""
 
 ARG_DIMS_ATTR = "spyre.dims"
 ARG_NAME_ATTR = "spyre.name"
@@ -307,12 +302,6 @@ def compute_dim_names(op: ComputeOp, operand_names: Sequence[DimNames]) -> list[
     return [_choose(op, i, c) for i, c in enumerate(_operand_candidates(op, operand_names))]
 
 
-def result_dim_names(op: ComputeOp, iteration_names: Sequence[Names]) -> DimNames:
-    """The result's names: those of the iteration dim each result coordinate is (``()`` otherwise)."""
-    return tuple(iteration_names[e.position] if isinstance(e, AffineDimExpr) else ()
-                 for e in op.get_indexing_maps()[-1].results)
-
-
 # --------------------------------------------------------------------------
 # The analysis
 # --------------------------------------------------------------------------
@@ -423,11 +412,6 @@ def assembled_dim_names(full: DimNames, piece: DimNames, full_shape: Sequence[in
     the dims pieces are laid side by side, the buffer's."""
     return tuple(p if n == m and p and (not f or is_placeholder(f)) else f
                  for f, p, n, m in zip(full, piece, full_shape, piece_shape))
-
-
-def dims_attr(names: DimNames) -> ArrayAttr[ArrayAttr[StringAttr]]:
-    """The ``dims`` property of ``names``: ``[["M"], ["C", "D"]]``."""
-    return ArrayAttr(ArrayAttr(StringAttr(n) for n in dim) for dim in names)
 
 
 def write_named_dims(named: NamedDims) -> None:

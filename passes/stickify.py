@@ -119,7 +119,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from spyre_mlir.assembly import Assembly, assembled_by, assemblies, assembly_filled_by, assembly_of
+from spyre_mlir.analysis.assembly import Assembly, assembled_by, assemblies, assembly_filled_by, assembly_of
 from spyre_mlir.diagnostics import SpyreError, describe_argument, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -136,11 +136,13 @@ from spyre_mlir.dialects.spyre import (
 from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.fold_views import (
+from spyre_mlir.analysis.linear import Linear
+from spyre_mlir.analysis.names import dims_attr, result_dim_names
+from spyre_mlir.analysis.views import (
     Dim,
-    Linear,
     Mod,
     Read,
+    atoms,
     copy_reason,
     dim,
     map_coords,
@@ -149,7 +151,6 @@ from spyre_mlir.passes.fold_views import (
     read_through_views,
     shared_hints,
 )
-from spyre_mlir.passes.propagate_named_dims import dims_attr, result_dim_names
 
 BROADCAST = -1
 """The driver of a constant stick coordinate: any stick fits."""
@@ -199,7 +200,7 @@ def nested_dims(coords: Sequence[Linear]) -> set[int]:
     """The iteration dims that share a coordinate of ``coords`` with another term (``h`` and ``d``
     of ``h * 32 + d``)."""
     return {atom.pos for coord in coords if len(coord.terms) > 1
-            for atom in coord.atoms() if isinstance(atom, Dim)}
+            for atom in atoms(coord) if isinstance(atom, Dim)}
 
 
 def fits(coords: Sequence[Linear], stick: int | None, required: int, elems_per_stick: int) -> bool:
@@ -216,7 +217,7 @@ def fits(coords: Sequence[Linear], stick: int | None, required: int, elems_per_s
         return not splits_stick(coords[stick], elems_per_stick)
     return driver == BROADCAST and not any(
         isinstance(atom, Dim) and atom.pos == required
-        for j, coord in enumerate(coords) if j != stick for atom in coord.atoms())
+        for j, coord in enumerate(coords) if j != stick for atom in atoms(coord))
 
 
 def dim_order(rank: int, stick: int | None) -> tuple[int, ...]:

@@ -47,22 +47,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Attribute
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-)
+from xdsl.ir.affine import AffineExpr, AffineMap
 
+from spyre_mlir.analysis.linear import affine_linear
+from spyre_mlir.analysis.work import core_to_slice, slice_order
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.hardware import DLFLOAT16_MAX, element_bytes, encode_scalar, round_up
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.work_division import core_to_slice
 
 _LABELS = ("mb", "x", "y", "i", "j", "ki", "kj")
 _MATMUL_LABELS = ("ki", "kj", "y", "x", "mb", "out", "in")
@@ -95,38 +89,12 @@ def sdsc_labels(rank: int, kind: OpKind) -> tuple[str, ...]:
     return (*_LABELS[:rank - 1], "out")
 
 
-def _linear_terms(expr: AffineExpr) -> tuple[dict[int, int], int] | None:
-    """``({dim: coefficient}, constant)`` of a sum of scaled dims and constants; None otherwise."""
-    if isinstance(expr, AffineConstantExpr):
-        return {}, expr.value
-    if isinstance(expr, AffineDimExpr):
-        return {expr.position: 1}, 0
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return None
-    if expr.kind is AffineBinaryOpKind.Mul:
-        lhs, rhs = _linear_terms(expr.lhs), _linear_terms(expr.rhs)
-        if lhs is None or rhs is None or (lhs[0] and rhs[0]):
-            return None
-        (dims, const), factor = (lhs, rhs[1]) if lhs[0] else (rhs, lhs[1])
-        return {d: c * factor for d, c in dims.items()}, const * factor
-    if expr.kind is AffineBinaryOpKind.Add:
-        lhs, rhs = _linear_terms(expr.lhs), _linear_terms(expr.rhs)
-        if lhs is None or rhs is None:
-            return None
-        dims = dict(lhs[0])
-        for d, c in rhs[0].items():
-            dims[d] = dims.get(d, 0) + c
-        return {d: c for d, c in dims.items() if c}, lhs[1] + rhs[1]
-    return None
-
-
 def _dim_plus_const(expr: AffineExpr) -> tuple[int | None, int] | None:
     """``(dim, c)`` for ``d_dim + c`` or ``(None, c)`` for a constant; None otherwise."""
-    found = _linear_terms(expr)
-    if found is None or len(found[0]) > 1 or any(c != 1 for c in found[0].values()):
+    found = affine_linear(expr)
+    if found is None or len(found.terms) > 1 or any(c != 1 for _, c in found.terms):
         return None
-    dims, const = found
-    return next(iter(dims), None), const
+    return next(found.keys(), None), found.const
 
 
 _WHOLE, _STICKS, _IN_STICK = range(3)
@@ -208,16 +176,16 @@ class _SpecBuilder:
         innermost term must span whole sticks.
         """
         m, layout = self.maps[t], self.accesses[t].layout
-        found = _linear_terms(m.results[h])
+        found = affine_linear(m.results[h])
         if found is None:
             raise self.error(f"indexing map {m} of {self.what(t)} is not a sum of scaled dims in host dim "
                              f"{h}; views must be folded (spyre-fold-views) or materialised")
-        if not found[0]:
+        if found.is_const():
             return self.constant_terms(t, h)
         extent = layout.padded_host_shape[h]
         if h == layout.stick_dim:
             extent = round_up(extent, layout.elems_per_stick)
-        ordered = sorted(found[0].items(), key=lambda dc: dc[1])
+        ordered = sorted(found.terms, key=lambda dc: dc[1])
         terms, stride = [], 1
         for i, (dim, coefficient) in enumerate(ordered):
             # A window of a wider storage (a tile's strided bounding slice) steps by more than the
@@ -280,9 +248,9 @@ class _SpecBuilder:
                 return [_Term(kept[h], "reduced", 1)]
         if t != self.out and self.func.kind is OpKind.POINTWISE and layout.host_shape[h] == 1:
             shift = len(self.maps[self.out].results) - len(m.results)
-            target = _linear_terms(self.maps[self.out].results[h + shift])
-            if target is not None and target[0] and not set(target[0]) & set(m.used_dims()):
-                return [_Term(d, "broadcast", 1) for d, _ in sorted(target[0].items(), key=lambda dc: dc[1])]
+            target = affine_linear(self.maps[self.out].results[h + shift])
+            if target is not None and not target.is_const() and not set(target.keys()) & set(m.used_dims()):
+                return [_Term(d, "broadcast", 1) for d, _ in sorted(target.terms, key=lambda dc: dc[1])]
         return []
 
     def entry_dim(self) -> int:
@@ -388,8 +356,9 @@ class _SpecBuilder:
         for t, (m, access) in enumerate(zip(self.maps, self.accesses)):
             layout = access.layout
             for h, expr in enumerate(m.results):
-                dims, const = _linear_terms(expr)  # linear: tensor(t) checked every host dim
-                last = access.window[h] + const + sum(c * (sizes[d] - 1) for d, c in dims.items() if c > 0)
+                linear = affine_linear(expr)  # linear: tensor(t) checked every host dim
+                assert linear is not None
+                last = access.window[h] + linear.const + sum(c * (sizes[d] - 1) for d, c in linear.terms if c > 0)
                 extent = layout.padded_host_shape[h]
                 if h == layout.stick_dim:
                     extent = round_up(extent, layout.elems_per_stick)
@@ -411,10 +380,10 @@ class _SpecBuilder:
     def core_offsets(self, t: int, starts: Sequence[Sequence[int]]) -> list[int]:
         access = self.accesses[t]
         layout, offsets = access.layout, []
-        terms = [_linear_terms(e) for e in self.maps[t].results]  # all linear: tensor(t) checked each host dim
+        linears = [affine_linear(e) for e in self.maps[t].results]  # all linear: tensor(t) checked each host dim
         for point in starts:
-            coords = [w + const + sum(c * point[d] for d, c in dims.items())
-                      for w, (dims, const) in zip(access.window, terms)]
+            coords = [w + lin.const + sum(c * point[d] for d, c in lin.terms)
+                      for w, lin in zip(access.window, linears)]
             offset = device_offset(layout, coords)
             if offset % 128:
                 raise self.error(f"core start of {self.what(t)} at host coordinates {coords} is not "
@@ -444,13 +413,10 @@ class _SpecBuilder:
         sizes = self.padded_sizes(tensors)
         self.check_extents(sizes)
         splits = self.splits(sizes)
-        matmul = self.func.kind is OpKind.MATMUL
-        k_first = self.labels[-1] if matmul else None
-        slice_order = (k_first, *self.labels[:-1]) if matmul else self.labels
+        order = slice_order(self.op) or (0,)  # a rank-0 op iterates one 1-element dim
         cores = math.prod(splits)
         per_core = [s // n for s, n in zip(sizes, splits)]
-        starts = [[i * p for i, p in zip(sl, per_core)]
-                  for sl in core_to_slice(list(self.labels), splits, cores, k_first=k_first)]
+        starts = [[i * p for i, p in zip(sl, per_core)] for sl in core_to_slice(splits, order, cores)]
         ds_types = self.ds_types(tensors)
         args = []
         for t, info in enumerate(tensors):
@@ -481,7 +447,7 @@ class _SpecBuilder:
             "index": self.indirect.index, "table": self.indirect.table, "label": self.labels[self.entry_dim()]}
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
-                      valid_sizes=tuple(self.space), splits=tuple(splits), slice_order=tuple(slice_order),
+                      valid_sizes=tuple(self.space), splits=tuple(splits), slice_order=tuple(self.labels[d] for d in order),
                       args=tuple(args), consts=consts, mask=mask, indirect=indirect)
 
     def check_encodable(self, constants: dict[str, float], data_format: str) -> None:

@@ -99,9 +99,9 @@ from json.encoder import encode_basestring_ascii
 from typing import Any
 
 
+from spyre_mlir.analysis.work import core_to_slice
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.hardware import encode_scalar
-from spyre_mlir.passes.work_division import core_to_slice
 
 _DIM_EXTRAS = ("symbolicDimInfo_", "maxSymbolicVolume_", "coreletSplit_", "rowSplit_",
                "peSfpSplit_", "paddingSizes_")
@@ -109,8 +109,8 @@ _DIM_EXTRAS = ("symbolicDimInfo_", "maxSymbolicVolume_", "coreletSplit_", "rowSp
 
 def core_slices(spec: OpSpec) -> list[dict[str, int]]:
     """Per core, the work slice of each label, keys in ``slice_order``."""
-    k_first = spec.slice_order[0] if spec.slice_order != spec.labels else None
-    slices = core_to_slice(list(spec.labels), list(spec.splits), spec.num_cores, k_first=k_first)
+    order = [spec.labels.index(label) for label in spec.slice_order]
+    slices = core_to_slice(spec.splits, order, spec.num_cores)
     return [{label: s[spec.labels.index(label)] for label in spec.slice_order} for s in slices]
 
 

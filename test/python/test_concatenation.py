@@ -15,7 +15,7 @@ import torch
 from xdsl.dialects.func import FuncOp
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
-from spyre_mlir.assembly import Assembly, assemblies
+from spyre_mlir.analysis.assembly import Assembly, assemblies
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import target_config, tensor_layout
 from spyre_mlir.importer.table import lookup

@@ -21,15 +21,8 @@ from spyre_mlir.dialects.spyre import ComputeOp, FillOp, PointwiseOp, ViewOp
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.fold_views import (
-    Indexing,
-    co_simplify,
-    dim,
-    fold_views,
-    map_coords,
-    stick_coord_readable,
-    to_expr,
-)
+from spyre_mlir.analysis.views import Indexing, co_simplify, dim, map_coords, stick_coord_readable, to_expr
+from spyre_mlir.passes.fold_views import fold_views
 from spyre_mlir.passes.stickify import stickify
 
 # --------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from xdsl.ir.affine import AffineMap
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, tensor_layout
 from spyre_mlir.importer import import_program, load_program
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
-from spyre_mlir.passes.fold_views import fold_views, map_coords
+from spyre_mlir.analysis.views import map_coords
+from spyre_mlir.passes.fold_views import fold_views
 from spyre_mlir.passes.stickify import BROADCAST, dim_order, stick_driver, stickify
 
 

@@ -19,18 +19,8 @@ from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, PointwiseOp
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.mlir_text import make_context, parse_module
-from spyre_mlir.passes.work_division import (
-    DeviceDim,
-    WorkDivisionPass,
-    core_split,
-    core_to_slice,
-    divide_work,
-    per_core_span,
-    plan_work,
-    split_iteration_space,
-    stick_pieces,
-    work_problem,
-)
+from spyre_mlir.analysis.work import DeviceDim, core_to_slice, per_core_span, slice_order, stick_pieces, work_problem
+from spyre_mlir.passes.work_division import WorkDivisionPass, core_split, divide_work, plan_work, split_iteration_space
 
 LIMIT = 268_431_360
 CORES32 = SpyreConfig(cores=32)
@@ -135,13 +125,19 @@ def test_fixed_dims_keep_their_split() -> None:
 
 def test_core_to_slice_first_dim_fastest_and_repeats() -> None:
     cycle = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
-    assert core_to_slice(["x", "y"], [2, 3], 12) == cycle + cycle
+    assert core_to_slice([2, 3], [0, 1], 12) == cycle + cycle
 
 
 def test_core_to_slice_k_first() -> None:
-    k_split = core_to_slice(["mb", "out", "in"], [2, 1, 2], 4, k_first="in")
+    k_split = core_to_slice([2, 1, 2], [2, 0, 1], 4)
     assert k_split == [(0, 0, 0), (0, 0, 1), (1, 0, 0), (1, 0, 1)]
-    assert core_to_slice(["mb", "out", "in"], [2, 1, 1], 2, k_first="in") == [(0, 0, 0), (1, 0, 0)]
+    assert core_to_slice([2, 1, 1], [2, 0, 1], 2) == [(0, 0, 0), (1, 0, 0)]
+
+
+def test_slice_order_puts_a_matmuls_k_first() -> None:
+    assert slice_order(matmul(64, 128, 64)) == (2, 0, 1)
+    add = PointwiseOp("add", [value(f16, [64, 128]), value(f16, [64, 128])], TensorType(f16, [64, 128]))
+    assert slice_order(add) == (0, 1)
 
 
 def d(i: int) -> AffineExpr:
@@ -191,7 +187,7 @@ def test_big_matmul_meets_the_span_limit() -> None:
     division = divide_work(op, CORES32)
     assert op.get_core_splits() == division.splits == (4, 2, 4)
     assert division.span_minimums == {2: 4, 1: 2}
-    assert division.k_first == 2
+    assert slice_order(op) == (2, 0, 1)  # K first: its cohorts sit on adjacent cores
     check_division(op, division.splits, 32)
     per_core = [8192 // 4, 4096 // 2, 32768 // 4]
     spans = [reference_span(t, m, per_core) for t, m in tensors_of(op)]

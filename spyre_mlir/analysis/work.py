@@ -1,0 +1,306 @@
+# Work pieces (DESIGN §8, §14): how a compute op's iteration space divides
+# over cores.  The per-core extents of a split, the per-core span of each tensor
+# (what the span limit bounds), the minimum splits that limit needs, and the one
+# core -> slice mapping.  Read by spyre-work-division (which decides the splits),
+# spyre-coarse-tile (span tiling), spyre-plan-memory (which cores write what)
+# and the lowering to SDSC.  Reads compute ops through the ComputeOp interface
+# and the target; writes nothing.
+"""The work of a compute op as cores see it.
+
+An iteration dim that runs along a tensor's stick is counted in *pieces* of
+whole sticks (:func:`stick_pieces`), so that no core gets part of a stick;
+:class:`PieceSpace` turns splits into per-core extents and spans;
+:func:`reduce_spans` finds the minimum splits the per-core span limit needs;
+:func:`core_to_slice` in :func:`slice_order` says which slice each core works on.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from spyre_mlir.analysis.linear import affine_linear
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr, expr_range, tensor_layout
+from spyre_mlir.hardware import SpyreConfig, element_bytes
+from spyre_mlir.layout import ABSENT
+from spyre_mlir.opfuncs import OpKind
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n``, increasing."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})
+
+
+
+@dataclass(frozen=True)
+class DeviceDim:
+    """One device dim of a tensor as work division sees it.
+
+    A tensor's device dims are listed outer -> inner without the within-stick
+    dim (which never decides a span).
+    """
+
+    coord: AffineExpr
+    """The host coordinate running along this dim, from the iteration coordinates
+    (a constant for a broadcast dim or a dim the host tensor lacks)."""
+
+    stride_bytes: int
+    """Device-memory bytes of one position: everything inside this dim."""
+
+    elems_per_position: int = 1
+    """Host elements per position: ``elems_per_stick`` for the stick-count dim, else 1."""
+
+    def positions(self, per_core: Sequence[int]) -> int:
+        """Positions one core covers along this dim when it iterates ``[0, per_core[d])`` of each dim d."""
+        lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
+        return hi // self.elems_per_position - lo // self.elems_per_position + 1
+
+
+def per_core_span(dims: Sequence[DeviceDim], per_core: Sequence[int]) -> int:
+    """Bytes of device memory one core addresses in a tensor.
+
+    ``dims`` are the tensor's device dims outer -> inner (within-stick dim
+    excluded); ``per_core[d]`` is how many elements of iteration dim ``d`` one
+    core iterates.  The first dim along which a core covers more than one
+    position decides: positions x ``stride_bytes``.  A core inside one
+    position of every dim spans one position of the innermost dim (a stick).
+    """
+    for dim in dims:
+        count = dim.positions(per_core)
+        if count > 1:
+            return count * dim.stride_bytes
+    return dims[-1].stride_bytes
+
+
+
+@dataclass(frozen=True)
+class WorkTensor:
+    """One operand or the result of a compute op, as work division sees it."""
+
+    name: str
+    """How diagnostics name it: ``operand #0 (%a: tensor<...>)``."""
+
+    dims: tuple[DeviceDim, ...]
+    """Its device dims outer -> inner, the within-stick dim excluded."""
+
+    stick_coord: AffineExpr | None
+    """The host coordinate along its stick dim, None for a rank-0 tensor."""
+
+    elems_per_stick: int
+    """Elements of its dtype in one stick."""
+
+
+@dataclass(frozen=True)
+class WorkProblem:
+    """Everything work division needs from one compute op, without IR."""
+
+    op_name: str
+    sizes: tuple[int, ...]
+    """Iteration-space sizes in elements."""
+
+    reduction_dims: tuple[int, ...]
+    tensors: tuple[WorkTensor, ...]
+    """Operands, then the result."""
+
+    dim_names: tuple[tuple[str, ...], ...] | None
+    """Names per iteration dim (a dim may carry several), None if not propagated."""
+
+    unsplit: tuple[int, ...] = ()
+    """Iteration dims no core may split: the data dims of a table read through an index, which all
+    cores address at one base (DESIGN §15)."""
+
+    shared: tuple[int, ...] = ()
+    """Positions in ``tensors`` of tables read through an index: whole on every core, their rows
+    addressed through the index, so the span limit does not divide them."""
+
+    @property
+    def output_dims(self) -> tuple[int, ...]:
+        """Iteration dims the result indexes."""
+        return tuple(d for d in range(len(self.sizes)) if d not in self.reduction_dims)
+
+
+
+def _value_name(value: SSAValue, what: str) -> str:
+    assert isinstance(value.type, TensorType)
+    plain = _plain_type_text(value.type)
+    return f"{what} (%{value.name_hint}: {plain})" if value.name_hint else f"{what} ({plain})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_type_text(tensor_type: TensorType) -> str:
+    """``tensor_type`` printed without its encoding (built once per type: printing is slow)."""
+    return str(TensorType(tensor_type.get_element_type(), tensor_type.get_shape()))
+
+
+def work_tensor(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> WorkTensor:
+    """How iteration coordinates ``indexing_map`` reach the device dims of ``tensor_type``."""
+    layout = tensor_layout(tensor_type)
+    assert isinstance(tensor_type, TensorType)
+    encoding = tensor_type.encoding
+    device_size = list(encoding.sizes) if isinstance(encoding, LayoutAttr) else layout.device_size
+    stick_bytes = layout.elems_per_stick * element_bytes(layout.dtype)
+    dims = []
+    for j, host_dim in enumerate(layout.device_dims[:-1]):
+        coord = AffineExpr.constant(0) if host_dim == ABSENT else indexing_map.results[host_dim]
+        per_position = layout.elems_per_stick if host_dim == layout.stick_dim else 1
+        dims.append(DeviceDim(coord, stick_bytes * math.prod(device_size[j + 1:-1]), per_position))
+    stick = None if layout.stick_dim is None else indexing_map.results[layout.stick_dim]
+    return WorkTensor(name, tuple(dims), stick, layout.elems_per_stick)
+
+
+def work_problem(op: ComputeOp) -> WorkProblem:
+    """The work-division view of ``op`` through the ComputeOp interface."""
+    values = [*((v, f"operand #{i}") for i, v in enumerate(op.inputs)), (op.result, "result")]
+    tensors = tuple(work_tensor(_value_name(v, what), v.type, m)
+                    for (v, what), m in zip(values, op.get_indexing_maps(), strict=True))
+    indirect = op.indirect_access()
+    unsplit, shared = ((), ()) if indirect is None else (indirect.data_dims, (indirect.table,))
+    return WorkProblem(op.name, op.get_iteration_space(), op.reduction_dims(), tensors,
+                       op.get_dim_names(), unsplit, shared)
+
+
+
+def stick_pieces(sizes: Sequence[int], tensors: Sequence[WorkTensor]) -> tuple[int, ...]:
+    """Step 1: elements per piece of each iteration dim, so that cores get whole sticks.
+
+    A dim with coefficient ``c`` in a tensor's stick coordinate takes pieces of
+    ``elems_per_stick / gcd(elems_per_stick, c)`` (a dim used non-linearly counts as
+    ``c = 1``); the largest over the tensors wins; other dims have pieces of 1.
+    """
+    per_piece = [1] * len(sizes)
+    for tensor in tensors:
+        if tensor.stick_coord is None:
+            continue
+        linear = affine_linear(tensor.stick_coord)
+        for d in tensor.stick_coord.used_dims():
+            c = 1 if linear is None else linear.coefficient(d)
+            if c:
+                per_piece[d] = max(per_piece[d], tensor.elems_per_stick // math.gcd(tensor.elems_per_stick, c))
+    return tuple(per_piece)
+
+
+
+@dataclass(frozen=True)
+class PieceSpace:
+    """An iteration space counted in pieces (step 1): turns splits into per-core extents and spans."""
+
+    sizes: tuple[int, ...]
+    """Elements of each iteration dim."""
+
+    piece_elems: tuple[int, ...]
+    """Elements per piece of each iteration dim."""
+
+    @property
+    def pieces(self) -> tuple[int, ...]:
+        """Piece count of each iteration dim (a padded last stick counts)."""
+        return tuple(-(-s // p) for s, p in zip(self.sizes, self.piece_elems))
+
+    def per_core(self, splits: Mapping[int, int]) -> list[int]:
+        """Elements of each iteration dim that core 0 iterates."""
+        return [min(size, pieces // splits.get(d, 1) * per)
+                for d, (size, pieces, per) in enumerate(zip(self.sizes, self.pieces, self.piece_elems))]
+
+    def span(self, tensor: WorkTensor, splits: Mapping[int, int]) -> int:
+        """Per-core span of ``tensor`` in bytes under ``splits`` (missing dims: 1)."""
+        return per_core_span(tensor.dims, self.per_core(splits))
+
+
+def reductions_split(splits: Mapping[int, int], reduction_dims: Collection[int]) -> int:
+    return sum(1 for d, s in splits.items() if s > 1 and d in reduction_dims)
+
+
+def reduce_spans(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
+                 anchor: Operation | None = None) -> dict[int, int]:
+    """Step 2: the minimum splits that keep every tensor's per-core span within the limit.
+
+    Tensors are taken in order, each starting from the minimums committed so
+    far.  While a tensor's span exceeds the limit, its outermost device dim
+    covering more than one position per core is reduced by a Cartesian search
+    over the divisors of its driving dims' piece counts (at least their current
+    minimum, all splits within the core count, at most one reduction dim
+    split): the fitting choice with the fewest cores (then the largest span),
+    else the one with the smallest span.  Raises :class:`SpyreError` naming the
+    op and the tensor when no choice makes progress.
+    """
+    minimums: dict[int, int] = {}
+    for tensor in (t for i, t in enumerate(problem.tensors) if i not in problem.shared):
+        while (current := space.span(tensor, minimums)) > config.span_limit_bytes:
+            minimums.update(_reduce_outermost_span(problem, space, config, tensor, minimums, current, anchor))
+    return minimums
+
+
+def _reduce_outermost_span(problem: WorkProblem, space: PieceSpace, config: SpyreConfig, tensor: WorkTensor,
+                           minimums: Mapping[int, int], current: int, anchor: Operation | None) -> dict[int, int]:
+    """One search of :func:`reduce_spans`: new minimums for the drivers of ``tensor``'s outermost spanning dim."""
+    limit, cores = config.span_limit_bytes, config.cores
+    per_core = space.per_core(minimums)
+    spanning = next(dim for dim in tensor.dims if dim.positions(per_core) > 1)
+    drivers = sorted(spanning.coord.used_dims())
+    options = [[s for s in divisors(space.pieces[d]) if minimums.get(d, 1) <= s <= cores
+                and (s == 1 or d not in problem.unsplit)] for d in drivers]
+    fitting, progress, blocked = [], [], False
+    for choice in itertools.product(*options):
+        trial = {**minimums, **dict(zip(drivers, choice))}
+        used = math.prod(trial.values())
+        if used > cores:
+            continue
+        span = space.span(tensor, trial)
+        if reductions_split(trial, problem.reduction_dims) > 1:
+            blocked |= span < current
+            continue
+        (fitting if span <= limit else progress).append((used, span, choice))
+    if fitting:
+        _, _, choice = min(fitting, key=lambda c: (c[0], -c[1], c[2]))
+    elif progress and min(c[1] for c in progress) < current:
+        _, _, choice = min(progress, key=lambda c: (c[1], c[0], c[2]))
+    else:
+        raise SpyreError(_span_failure(problem, tensor, current, config, blocked), op=anchor)
+    return {d: s for d, s in zip(drivers, choice) if s > 1}
+
+
+def _span_failure(problem: WorkProblem, tensor: WorkTensor, span: int, config: SpyreConfig,
+                  blocked: bool) -> str:
+    head = (f"'{problem.op_name}' op: the per-core span of {tensor.name} is {span} bytes, "
+            f"over the limit of {config.span_limit_bytes} bytes")
+    if blocked:
+        return f"{head}, and meeting it would split more than one reduction dim"
+    return (f"{head}, and no split on {config.cores} cores meets it; "
+            "tile the op with spyre_hint(tiles=...) or use more cores")
+
+
+
+def slice_order(op: ComputeOp) -> tuple[int, ...]:
+    """The iteration dims of ``op`` in the order cores step through them, fastest first: a
+    matmul's reduction dim (K) first, so that the cores sharing an output slice sit on adjacent
+    cores, then the others in order.  Work division, memory planning and code generation all
+    map cores to slices through this order and :func:`core_to_slice`."""
+    rank = len(op.get_iteration_space())
+    first = op.reduction_dims() if op.op_func().kind is OpKind.MATMUL else ()
+    return (*first, *(d for d in range(rank) if d not in first))
+
+
+def core_to_slice(splits: Sequence[int], order: Sequence[int], num_cores: int) -> list[tuple[int, ...]]:
+    """The work slice of each core 0..num_cores-1: one slice index per dim of ``splits``.
+
+    Dims are taken in ``order`` (:func:`slice_order`), the first varying fastest;
+    an unsplit dim always has index 0.  Cores beyond the product of the splits
+    repeat the mapping from core 0.
+    """
+    assert sorted(order) == list(range(len(splits))), (splits, order)
+    total = math.prod(splits)
+    slices = []
+    for core in range(num_cores):
+        rest, index = core % total, [0] * len(splits)
+        for d in order:
+            rest, index[d] = divmod(rest, splits[d])
+        slices.append(tuple(index))
+    return slices
