@@ -5,6 +5,7 @@
 # -*- Python -*-
 import os
 import shutil
+import subprocess
 
 import lit.formats
 
@@ -42,12 +43,27 @@ if filecheck is None or spyre_opt is None:
 config.substitutions.append(("%filecheck", filecheck))
 config.substitutions.append(("%spyre-opt", spyre_opt))
 config.substitutions.append(("%spyre-import", find_tool(getattr(config, "spyre_import", None), "spyre-import") or "spyre-import"))
-config.substitutions.append(("%python", getattr(config, "python_executable", None) or shutil.which("python3")))
+python = getattr(config, "python_executable", None) or shutil.which("python3")
+config.substitutions.append(("%python", python))
+# Tests that import a model (spyre-import) need torch, an optional extra of the package.
+find_torch = "import importlib.util, sys; sys.exit(not importlib.util.find_spec('torch'))"
+if subprocess.run([python, "-c", find_torch]).returncode == 0:
+    config.available_features.add("torch")
+else:
+    lit_config.note("torch is not installed: tests marked 'REQUIRES: torch' are UNSUPPORTED "
+                    "(pip install -e '.[torch]')")
 # torch-spyre's reference outputs, test data of this repository (data/reference/README.md).
 config.substitutions.append(("%reference", os.path.join(config.test_source_root, "data", "reference")))
 if mlir_opt:
     config.available_features.add("mlir-opt")
     config.substitutions.append(("%mlir-opt", mlir_opt))
+    # The IRDL of our dialects, generated once per run from their xDSL definitions,
+    # for `%mlir-opt --irdl-file=%spyre-irdl` (spyre_mlir/irdl.py).
+    os.makedirs(config.test_exec_root, exist_ok=True)
+    spyre_irdl = os.path.join(config.test_exec_root, "spyre.irdl.mlir")
+    with open(spyre_irdl, "w") as f:
+        subprocess.run([spyre_opt, "--emit-irdl"], stdout=f, check=True)
+    config.substitutions.append(("%spyre-irdl", spyre_irdl))
 else:
     lit_config.note("upstream mlir-opt not found: tests marked 'REQUIRES: mlir-opt' are UNSUPPORTED "
                     "(install mlir-22-tools)")

@@ -8,13 +8,19 @@
     spyre-opt in.mlir -p spyre-stickify,cse -o out.mlir
     spyre-opt in.mlir --split-input-file --verify-diagnostics
     spyre-opt --list-passes
+    spyre-opt in.mlir -t upstream-mlir | mlir-opt --irdl-file=spyre.irdl.mlir
+    spyre-opt --emit-irdl > spyre.irdl.mlir
 
 A parse or verify error prints ``file:line:col: error: message`` and exits 1
 (with ``--verify-diagnostics`` it is printed on stdout and the exit code is 0,
 so lit tests can FileCheck it).  The chunks that succeed are printed on stdout;
 ``-o`` is written only when no chunk failed.
 A malformed ``-p`` pipeline, an unknown pass or a bad pass option is one
-``spyre-opt: error: ...`` line.  ``SPYRE_TRACEBACK=1`` shows the traceback of
+``spyre-opt: error: ...`` line.
+``--emit-irdl`` prints the IRDL of our dialects (:mod:`spyre_mlir.irdl`) and
+exits; the ``upstream-mlir`` target prints IR in the form ``mlir-opt --irdl-file``
+of that IRDL reads (generic ops, properties as attributes, our attributes by
+their parameters).  ``SPYRE_TRACEBACK=1`` shows the traceback of
 an internal error.
 """
 
@@ -34,6 +40,7 @@ from xdsl.utils.arg_spec import ArgSpecParseError, parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from spyre_mlir import irdl
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.tools.cli import check_output_files, run_tool
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
@@ -62,6 +69,13 @@ class SpyreOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument("--list-passes", action="store_true",
                                 help="list the available passes with their options and exit")
+        arg_parser.add_argument("--emit-irdl", action="store_true",
+                                help="print the IRDL of the spyre and sdscbundle dialects (for mlir-opt "
+                                     "--irdl-file) and exit")
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        self.available_targets["upstream-mlir"] = lambda: irdl.UpstreamMLIRTarget
 
     def setup_pipeline(self) -> None:
         """The ``-p`` passes; between them: verification, ``--print-between-passes``, ``--time-passes`` (stderr)."""
@@ -86,6 +100,9 @@ class SpyreOptMain(xDSLOptMain):
     def run(self) -> int:
         if self.args.list_passes:
             print(list_passes(self.available_passes))
+            return 0
+        if self.args.emit_irdl:
+            print(irdl.irdl_module())
             return 0
         check_output_files(self.args.output_file)
         chunks, _ = self.prepare_input()

@@ -1,7 +1,8 @@
 // The lowered tiled seed example is upstream IR around our ops: mlir-opt parses
-// it (our ops generic), verifies it and lowers its loops and affine maps.
-// REQUIRES: mlir-opt
-// RUN: %spyre-import %S/../../examples/add_mul_nested.py:build | %spyre-opt -p spyre-compile --print-op-generic | %mlir-opt --allow-unregistered-dialect --verify-each -lower-affine -convert-scf-to-cf | %filecheck %s
+// it (printed for upstream), verifies it (our ops against their IRDL) and lowers
+// its loops and affine maps.
+// REQUIRES: mlir-opt, torch
+// RUN: %spyre-import %S/../../examples/add_mul_nested.py:build | %spyre-opt -p spyre-compile -t upstream-mlir | %mlir-opt --irdl-file=%spyre-irdl --verify-each -lower-affine -convert-scf-to-cf | %filecheck %s
 
 // CHECK-NOT: scf.for
 // CHECK-NOT: affine.apply
