@@ -1,6 +1,7 @@
 // The tiled seed example (A in 2 tiles around B in 4, 32 cores) lowered to the
 // bundle: two mirrored loops, one affine.apply per (HBM tensor, core) with the
 // per-core address as the symbol, both ops in the inner body; y lives in LX.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../examples/add_mul_nested.py:build | %spyre-opt -p spyre-compile | %filecheck %s
 
 // CHECK: func.func @sdsc_bundle(%{{.*}}: !sdscbundle.input_arg<index>, %{{.*}}: !sdscbundle.input_arg<index>, %{{.*}}: !sdscbundle.input_arg<index>, %{{.*}}: !sdscbundle.input_arg<index>)

@@ -1,5 +1,6 @@
 // The coarse-tiling seed: named dims on the arguments, both ops under the
 // outer (A) and the inner (B) hint, outer id first; the module round-trips.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../examples/add_mul_nested.py:build | %filecheck %s
 // RUN: %spyre-import %S/../../examples/add_mul_nested.py:build | %spyre-opt | %filecheck %s
 

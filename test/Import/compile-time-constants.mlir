@@ -3,6 +3,7 @@
 // select read them as constant arguments holding their values; the bool mask is
 // 0/1 in the select's float16.  The -inf the mask fills with is a 0-d fill.
 // The values print exactly, so the module round-trips.
+// REQUIRES: torch
 // RUN: %spyre-import %S/Inputs/causal_positions.py:build | %filecheck %s
 // RUN: %spyre-import %S/Inputs/causal_positions.py:build | %spyre-opt | %filecheck %s
 

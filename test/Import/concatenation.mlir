@@ -1,6 +1,7 @@
 // torch.cat imports as a tensor.empty of the result and, per piece, a spyre.pointwise
 // "identity" copy inserted at its offset along the cat dim; torch.stack is a cat along a
 // new dim of extent 1 (viewed back to the stacked shape).
+// REQUIRES: torch
 // RUN: %spyre-import %S/Inputs/concatenation.py:build_rotate_half | %filecheck %s --check-prefix=HALVES
 // RUN: %spyre-import %S/Inputs/concatenation.py:build_rotate_half | %spyre-opt | %filecheck %s --check-prefix=HALVES
 // RUN: %spyre-import %S/Inputs/concatenation.py:build_stack | %filecheck %s --check-prefix=STACK

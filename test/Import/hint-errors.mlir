@@ -1,4 +1,5 @@
 // Each misuse of the hint API is one located error naming the value.
+// REQUIRES: torch
 // RUN: not %spyre-import %S/Inputs/hint_errors.py:undeclared 2>&1 | %filecheck %s --check-prefix=UNDECLARED
 // RUN: not %spyre-import %S/Inputs/hint_errors.py:size_mismatch 2>&1 | %filecheck %s --check-prefix=SIZE
 // RUN: not %spyre-import %S/Inputs/hint_errors.py:zero_tiles 2>&1 | %filecheck %s --check-prefix=ZERO

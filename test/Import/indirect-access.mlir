@@ -2,6 +2,7 @@
 // the index, an int32 tensor (int64 token ids are staged as int32), and operand #1 the table it
 // reads along indirect_dim; gather reads one element per index entry (explicit maps, the table's
 // holding 0 in the gathered dim).
+// REQUIRES: torch
 // RUN: %spyre-import %S/Inputs/indirect_access.py:build_embedding | %filecheck %s --check-prefix=EMB
 // RUN: %spyre-import %S/Inputs/indirect_access.py:build_embedding | %spyre-opt | %filecheck %s --check-prefix=EMB
 // RUN: %spyre-import %S/Inputs/indirect_access.py:build_index_select | %filecheck %s --check-prefix=SELECT

@@ -1,5 +1,6 @@
 // The Granite RoPE block: two views, the broadcast index, unsqueeze, a
 // keepdim sum and the flatten, each view with its coordinate map.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../examples/rope.py:build | %filecheck %s
 // RUN: %spyre-import %S/../../examples/rope.py:build | %spyre-opt | %filecheck %s
 

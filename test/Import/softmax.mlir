@@ -1,4 +1,5 @@
 // Row softmax decomposes into max, sub, exp, sum, realdiv, all under the row hint.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../examples/softmax.py:build | %filecheck %s
 // RUN: %spyre-import %S/../../examples/softmax.py:build | %spyre-opt | %filecheck %s
 

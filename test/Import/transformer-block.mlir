@@ -1,5 +1,6 @@
 // A Granite-like decoder block: parameters become arguments, RMS norm, the
 // projections as matmuls, attention softmax, SiLU-gated MLP under the L hint.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../examples/transformer_block.py:build | %filecheck %s
 // RUN: %spyre-import %S/../../examples/transformer_block.py:build | %spyre-opt | %filecheck %s
 

@@ -1,6 +1,7 @@
 // The working-set-reduction seed, Example 1: the matmul is under M (outer)
 // and K (inner), the add only under M.  Example 2: a flat x_1d named [M, K]
 // carries both names on its one dim and is viewed as [M, K].
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../examples/wsr_matmul.py:build | %filecheck %s
 // RUN: %spyre-import %S/../../examples/wsr_matmul.py:build_view | %filecheck %s --check-prefix=VIEW
 // RUN: %spyre-import %S/../../examples/wsr_matmul.py:build_view | %spyre-opt | %filecheck %s --check-prefix=VIEW

@@ -1,4 +1,5 @@
 // The seed examples through import, named dims, stickify, fold-views and spyre-coarse-tile.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../../examples/add_mul_nested.py:build | spyre-opt -p spyre-propagate-named-dims,spyre-stickify,spyre-fold-views,spyre-coarse-tile > %t.seed.mlir
 // RUN: %filecheck %s --check-prefix=SEED < %t.seed.mlir
 // RUN: %spyre-import %S/../../../examples/wsr_matmul.py:build | spyre-opt -p spyre-propagate-named-dims,spyre-stickify,spyre-fold-views,spyre-coarse-tile > %t.wsr.mlir

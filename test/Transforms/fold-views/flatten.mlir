@@ -1,6 +1,7 @@
 // spyre-fold-views on seed 001's flatten example `x.flatten(0, 1) + y`, x
 // [50, 10, 200], y [500, 200]: the view folds into the add's maps and the
 // iteration space splits p (500) into {10, 50}: no division is left.
+// REQUIRES: torch
 // RUN: %spyre-opt %s -p spyre-stickify,spyre-fold-views | %filecheck %s
 // RUN: %spyre-import %S/Inputs/flatten.py:build | %spyre-opt -p spyre-stickify,spyre-fold-views | %filecheck %s
 // RUN: %spyre-opt %s -p spyre-stickify,spyre-fold-views > %t.once.mlir

@@ -1,6 +1,7 @@
 // spyre-fold-views on seed 002's `x_1d.view(M, K) @ y`: the view folds into
 // A's map (d0 * 256 + d2): x_1d is read in place, sticked on K; the matmul
 // keeps its (M, N, K) iteration space.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../../examples/wsr_matmul.py:build_view | %spyre-opt -p spyre-stickify,spyre-fold-views | %filecheck %s
 
 // CHECK-LABEL: func.func @main

@@ -3,6 +3,7 @@
 // place: its stick coordinate is d5 plus whole sticks); the returned flatten
 // is a function result, so it is copied into the [B, L, H, D] result by a
 // spyre.restickify whose iteration space splits D into {64, 2}.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../../examples/rope.py:build | %spyre-opt -p spyre-stickify,spyre-fold-views | %filecheck %s
 // RUN: %spyre-import %S/../../../examples/rope.py:build | %spyre-opt -p spyre-stickify,spyre-fold-views > %t.once.mlir
 // RUN: %spyre-opt %t.once.mlir -p spyre-stickify,spyre-fold-views | diff - %t.once.mlir

@@ -1,5 +1,6 @@
 // spyre-propagate-named-dims on imported examples: the coarse-tiling seed,
 // seed 002's x_1d.view(M, K) @ y, a flatten, and the RoPE block's views.
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../../examples/add_mul_nested.py:build | %spyre-opt -p spyre-propagate-named-dims | %filecheck %s --check-prefix=ADDMUL
 // RUN: %spyre-import %S/../../../examples/wsr_matmul.py:build_view > %t.view.mlir
 // RUN: %spyre-opt %t.view.mlir -p spyre-propagate-named-dims | %filecheck %s --check-prefix=VIEW

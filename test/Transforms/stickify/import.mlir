@@ -3,6 +3,7 @@
 // sum over dim 4 is a non-stick reduction), `x_1d.view(M, K) @ y` (A is read
 // in place: its stick coordinate is K), and `a.t() @ b` (A forces a restickify,
 // and the warning names the argument and the model line of the matmul).
+// REQUIRES: torch
 // RUN: %spyre-import %S/../../../examples/rope.py:build | %spyre-opt -p spyre-stickify | %filecheck %s --check-prefix=ROPE
 // RUN: %spyre-import %S/../../../examples/wsr_matmul.py:build_view | %spyre-opt -p spyre-stickify | %filecheck %s --check-prefix=VIEW
 // RUN: %spyre-import --mlir-print-debuginfo %S/../fold-views/Inputs/flatten.py:build_transposed_matmul | %spyre-opt -p spyre-stickify 2>&1 | %filecheck %s --check-prefix=TMM
