@@ -32,6 +32,7 @@ import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -333,6 +334,33 @@ def _count_values(counts: DictionaryAttr) -> dict[str, int]:
     return {k: v.value.data for k, v in counts.data.items() if isinstance(v, IntegerAttr)}
 
 
+class Memory(StrEnum):
+    """The memory a placed value lives in."""
+
+    LX = "lx"
+    """Every core's scratchpad."""
+    HBM = "hbm"
+    """Device main memory."""
+
+
+class PlacementKind(StrEnum):
+    """How ``#spyre.placement`` places a value."""
+
+    LX = "lx"
+    """An offset in every core's LX."""
+    ARG = "arg"
+    """A kernel argument (HBM), by index."""
+    POOL = "pool"
+    """An offset in the HBM pool argument."""
+    ZEROED = "zeroed"
+    """A zeroed HBM buffer of its own."""
+
+    @property
+    def memory(self) -> Memory:
+        """The memory this kind of placement is in."""
+        return Memory.LX if self is PlacementKind.LX else Memory.HBM
+
+
 @irdl_attr_definition
 class PlacementAttr(ParametrizedAttribute):
     """Where a value lives: an LX offset, an HBM kernel argument, an HBM pool offset, or a
@@ -349,31 +377,37 @@ class PlacementAttr(ParametrizedAttribute):
     kind: StringAttr
     value: IntAttr
 
-    def __init__(self, kind: str, value: int):
-        super().__init__(StringAttr(kind), IntAttr(value))
+    def __init__(self, kind: PlacementKind, value: int):
+        super().__init__(StringAttr(kind.value), IntAttr(value))
+
+    @property
+    def placement_kind(self) -> PlacementKind:
+        """The kind of placement (verified to be one)."""
+        return PlacementKind(self.kind.data)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         start = parser.pos
         with parser.in_angle_brackets():
-            memory = parser.parse_keyword_in(("lx", "hbm"))
+            memory = parser.parse_keyword_in(tuple(Memory))
             parser.parse_punctuation(",")
-            kind = "lx" if memory == "lx" else parser.parse_keyword_in(("arg", "pool", "zeroed"))
-            value = 0 if kind == "zeroed" else parser.parse_integer(allow_negative=False)
-        return _verified_parameters(parser, cls, start, (StringAttr(kind), IntAttr(value)))
+            hbm_kinds = tuple(k.value for k in PlacementKind if k.memory is Memory.HBM)
+            kind = PlacementKind.LX if memory == Memory.LX else PlacementKind(parser.parse_keyword_in(hbm_kinds))
+            value = 0 if kind is PlacementKind.ZEROED else parser.parse_integer(allow_negative=False)
+        return _verified_parameters(parser, cls, start, (StringAttr(kind.value), IntAttr(value)))
 
     def print_parameters(self, printer: Printer) -> None:
-        kind = self.kind.data
-        if kind == "zeroed":
+        kind = self.placement_kind
+        if kind is PlacementKind.ZEROED:
             printer.print_string("<hbm, zeroed>")
             return
-        where = "lx, " if kind == "lx" else f"hbm, {kind} "
+        where = "lx, " if kind is PlacementKind.LX else f"hbm, {kind.value} "
         printer.print_string(f"<{where}{self.value.data}>")
 
     def verify(self) -> None:
-        if self.kind.data not in ("lx", "arg", "pool", "zeroed"):
+        if self.kind.data not in tuple(PlacementKind):
             raise VerifyException(f"#spyre.placement: unknown kind '{self.kind.data}'")
-        if self.kind.data in ("lx", "pool") and self.value.data % 128:
+        if self.placement_kind in (PlacementKind.LX, PlacementKind.POOL) and self.value.data % 128:
             raise VerifyException(
                 f"#spyre.placement: {self.kind.data} offset {self.value.data} is not 128-byte aligned")
 
@@ -696,6 +730,10 @@ class ComputeOp(IRDLOperation):
     def reads_index(self, position: int) -> bool:
         """True when tensor ``position`` (operands, then the result) may hold i32 indices."""
         return False
+
+    def const_values(self) -> dict[str, float]:
+        """The op func's scalar inputs and parameters, by name (none unless the op carries them)."""
+        return {}
 
     def set_indexing(self, space: Sequence[int], maps: Sequence[AffineMap]) -> None:
         """Write an explicit iteration space and indexing maps (for the current operands)."""

@@ -119,6 +119,7 @@ from spyre_mlir.dialects.spyre import (
 )
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
+from spyre_mlir.opfuncs import SCALE
 
 # --------------------------------------------------------------------------
 # Options and result records
@@ -623,7 +624,7 @@ def _emit_loop(emitter: _Emitter, node: LoopNode, path: tuple[LoopNode, ...], sc
     # 4. The loop results are the leaving values' regions around the loop.
     for op, (_, combine), target, value in zip(leaving, exits, targets, loop.results):
         if combine and op.op_func().averages:
-            value = emitter.builder.insert(PointwiseOp("mul", [value], value.type,
+            value = emitter.builder.insert(PointwiseOp(SCALE, [value], value.type,
                                                        {"y": 1.0 / node.level.count})).result
         scope[op.result] = Window(value, target.origins, target.sizes,
                                   tuple(n for n in body_scope[op.result].partial_over if n is not node))

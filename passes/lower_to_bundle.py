@@ -63,7 +63,7 @@ ivs, ``affine.apply``), ``iter_args`` (the init's storage), loop results and
 written straight into the accumulator's window; a ``tensor.empty`` init takes
 the storage its loop's result ends in: the output it is returned as, the
 enclosing accumulator's window, else a fresh pool buffer).  The tile is a window
-of the storage (``TensorAccess.window`` holds its constant offsets, so the
+of the storage (``TensorStorage.window`` holds its constant offsets, so the
 back gap is the storage extent minus the tile extent per label); the
 iv-dependent part is a byte stride per loop level (``device_offset`` of the
 offset's coefficients; stick-dim steps must be whole sticks), emitted inside the
@@ -103,6 +103,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, func, scf, tensor
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
@@ -115,8 +117,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.dialects.builtin import AffineMapAttr
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
@@ -124,7 +125,8 @@ from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import Assembly, assembled_by, assembly_of
 from spyre_mlir.analysis.linear import Linear, affine_linear
-from spyre_mlir.codegen.build_spec import TensorAccess, build_op_spec, device_offset
+from spyre_mlir.analysis.loops import carried_init, carried_result
+from spyre_mlir.codegen.build_spec import TensorStorage, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError, describe_argument
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
@@ -132,7 +134,9 @@ from spyre_mlir.dialects.spyre import (
     CONSTANT_VALUE_ATTR,
     ComputeOp,
     FillOp,
+    Memory,
     PlacementAttr,
+    PlacementKind,
     target_config,
     tensor_layout,
 )
@@ -186,6 +190,11 @@ class BundleResult:
     op_specs: tuple[OpSpec, ...]
 
 
+def _whole_argument(layout: StickLayout, index: int) -> TensorStorage:
+    """The storage of a value that is all of kernel argument ``index`` (in HBM)."""
+    return TensorStorage(layout, Memory.HBM, PlacementAttr(PlacementKind.ARG, index), (0,) * len(layout.host_shape))
+
+
 def _str_attr(attrs: ArrayAttr | None, index: int, key: str) -> str | None:
     if attrs is None or index >= len(attrs.data):
         return None
@@ -197,7 +206,7 @@ def _str_attr(attrs: ArrayAttr | None, index: int, key: str) -> str | None:
 class _Loc:
     """Where a (tile) tensor value lives: its storage window and byte stride per loop level."""
 
-    access: TensorAccess
+    access: TensorStorage
     strides: tuple[tuple[int, int], ...] = ()
 
 
@@ -216,9 +225,6 @@ class _Loop:
 
     count: int
     items: list
-
-
-_DYNAMIC = -9223372036854775808
 
 
 def _filled_layout(layout: StickLayout) -> StickLayout:
@@ -247,7 +253,7 @@ class _Lowering:
 
     def __init__(self, source: func.FuncOp, config: SpyreConfig, pool_base: int = 0):
         self.source, self.config = source, config
-        self.storage: dict[SSAValue, TensorAccess] = {}
+        self.storage: dict[SSAValue, TensorStorage] = {}
         self.locs: dict[SSAValue, _Loc] = {}
         self.args: list[KernelArgInfo] = []
         self.outputs: dict[SSAValue, int] = {}
@@ -273,7 +279,7 @@ class _Lowering:
             role = _str_attr(self.source.arg_attrs, i, "spyre.role") or "input"
             name = _str_attr(self.source.arg_attrs, i, "spyre.name") or f"arg{i}"
             self.args.append(KernelArgInfo(role, name, layout.nbytes, layout, value=self.constant_value(i, role)))
-            self.storage[arg] = TensorAccess(layout, "hbm", PlacementAttr("arg", i), (0,) * len(layout.host_shape))
+            self.storage[arg] = _whole_argument(layout, i)
             self.locs[arg] = _Loc(self.storage[arg])
         ret = self.source.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
@@ -305,35 +311,35 @@ class _Lowering:
                              f"dense<...> of shape {list(arg.type.get_shape())}", op=self.source)
         return value
 
-    def result_access(self, op: ComputeOp) -> TensorAccess:
+    def result_access(self, op: ComputeOp) -> TensorStorage:
         """2. Where a compute op's result lives."""
         layout = tensor_layout(op.result.type)
         placement = op.placement
         if placement is None:
             if op.result in self.outputs:
-                placement = PlacementAttr("arg", self.outputs[op.result])
+                placement = PlacementAttr(PlacementKind.ARG, self.outputs[op.result])
             elif layout.is_padded:
-                placement = PlacementAttr("zeroed", 0)
+                placement = PlacementAttr(PlacementKind.ZEROED, 0)
             else:
-                placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
+                placement = PlacementAttr(PlacementKind.POOL, self.pool_alloc(layout.nbytes))
         return self.placed_access(layout, placement, op, planned=op.placement is not None)
 
     def placed_access(self, layout: StickLayout, placement: PlacementAttr, op: Operation,
-                      planned: bool) -> TensorAccess:
+                      planned: bool) -> TensorStorage:
         """The storage of a ``layout`` value at ``placement`` (``planned``: chosen by memory planning)."""
         origin = (0,) * len(layout.host_shape)
-        kind, value = placement.kind.data, placement.value.data
-        if kind == "lx":
-            return TensorAccess(layout, "lx", placement, origin)
-        if kind == "zeroed":
+        kind, value = placement.placement_kind, placement.value.data
+        if kind is PlacementKind.LX:
+            return TensorStorage(layout, Memory.LX, placement, origin)
+        if kind is PlacementKind.ZEROED:
             return self.filled_buffer(layout, 0.0, ()).access
-        if kind == "pool":
+        if kind is PlacementKind.POOL:
             end = round_up(value + layout.nbytes, self.config.alignment)
             self.placed_pool_end = max(self.placed_pool_end, end) if planned else self.placed_pool_end
             self.pool_size = max(self.pool_size, end)
         elif not 0 <= value < len(self.args) or self.args[value].role != "output":
             raise SpyreError(f"placement {placement} does not name an output kernel argument", op=op)
-        return TensorAccess(layout, "hbm", placement, origin)
+        return TensorStorage(layout, Memory.HBM, placement, origin)
 
     def assembled(self, assembly: Assembly) -> _Loc:
         """Where an assembly's buffer lives: the output its value is returned as, else the placement
@@ -343,7 +349,7 @@ class _Lowering:
             loc = self.destination(assembly.value, assembly.empty.tensor)
             assert loc is not None
             return loc
-        if copy.placement.kind.data == "lx":
+        if copy.placement.placement_kind is PlacementKind.LX:
             raise SpyreError("the buffer of a concatenation must live in HBM: its pieces write windows of it",
                              op=copy)
         return _Loc(self.placed_access(tensor_layout(assembly.empty.tensor.type), copy.placement, copy, True))
@@ -391,24 +397,26 @@ class _Lowering:
                 step *= counts[level]
         arg_layout = _filled_layout(layout) if stack == 1 else _stacked_layout(layout, stack)
         self.args.append(KernelArgInfo("constant", f"fill_{index}", stack * layout.nbytes, arg_layout, value))
-        access = TensorAccess(layout, "hbm", PlacementAttr("arg", index), (0,) * len(layout.host_shape))
+        access = _whole_argument(layout, index)
         return _Loc(access, tuple(sorted(strides.items())))
 
     def accumulator_destination(self, op: FillOp) -> _Loc | None:
         """The output window a fill-initialised accumulator ends in, when its loop result is
         returned or inserted into an output (else None: a compute op reads the result)."""
         uses = list(op.result.uses)
-        if len(uses) != 1 or not isinstance(uses[0].operation, scf.ForOp) or uses[0].index < 3:
+        result = carried_result(uses[0]) if len(uses) == 1 else None
+        if result is None:
             return None
         self.filling = op.fill_value()
         try:
-            dest = self.destination(uses[0].operation.results[uses[0].index - 3], None)
+            dest = self.destination(result, None)
         finally:
             self.filling = None
         if dest is None:
             return None
         placement = dest.access.placement
-        if placement.kind.data != "arg" or self.args[placement.value.data].role not in ("output", "constant"):
+        if (placement.placement_kind is not PlacementKind.ARG
+                or self.args[placement.value.data].role not in ("output", "constant")):
             raise SpyreError("a reduction accumulator that leaves its loop into a buffer other than a "
                              "kernel output or a fresh buffer needs a copy; not lowered yet", op=op)
         return dest
@@ -436,7 +444,7 @@ class _Lowering:
 
     def offsets(self, op: tensor.ExtractSliceOp | tensor.InsertSliceOp) -> list[Linear[int]]:
         dynamic = iter(op.offsets)
-        return [self.affine_of(next(dynamic)) if o == _DYNAMIC else Linear.constant(o)
+        return [self.affine_of(next(dynamic)) if o == DYNAMIC_INDEX else Linear.constant(o)
                 for o in op.static_offsets.get_values()]
 
     def shifted(self, loc: _Loc, offsets: Sequence[Linear[int]], op: Operation) -> _Loc:
@@ -454,7 +462,7 @@ class _Lowering:
                 raise SpyreError(f"tile offsets along the stick dim step by {delta[stick]} elements per "
                                  f"iteration, not whole sticks of {layout.elems_per_stick}", op=op)
             strides[level] = strides.get(level, 0) + device_offset(layout, delta)
-        return _Loc(TensorAccess(layout, access.memory, access.placement, window), tuple(sorted(strides.items())))
+        return _Loc(TensorStorage(layout, access.memory, access.placement, window), tuple(sorted(strides.items())))
 
     # -- where values live ----------------------------------------------------------------------
 
@@ -462,23 +470,19 @@ class _Lowering:
         if v in self.locs:
             return self.locs[v]
         owner = v.owner
-        if isinstance(v, BlockArgument) and isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp):
-            loop = owner.parent_op()
-            loc = self.loc_of(loop.iter_args[v.index - 1])
+        if (init := carried_init(v)) is not None:
+            loc = self.loc_of(init)
         elif isinstance(owner, tensor.ExtractSliceOp):
             loc = self.shifted(self.loc_of(owner.source), self.offsets(owner), owner)
         elif isinstance(owner, tensor.InsertSliceOp):
             loc = self.loc_of(owner.dest)
-        elif isinstance(owner, scf.ForOp):
-            loc = self.loc_of(owner.iter_args[owner.results.index(v)])
         elif isinstance(owner, tensor.EmptyOp) and (assembly := assembly_of(owner)) is not None:
             loc = self.assembled(assembly)
         elif isinstance(owner, tensor.EmptyOp):
-            uses = [u for u in v.uses if isinstance(u.operation, scf.ForOp)]
-            if len(uses) != 1 or len(list(v.uses)) != 1:
+            results = [r for u in v.uses if (r := carried_result(u)) is not None]
+            if len(results) != 1 or len(list(v.uses)) != 1:
                 raise SpyreError("a tensor.empty must initialise exactly one loop accumulator", op=owner)
-            loop = uses[0].operation
-            loc = self.destination(loop.results[uses[0].index - 3], v)
+            loc = self.destination(results[0], v)
         else:
             raise SpyreError(f"operand defined by '{getattr(owner, 'name', 'a block argument')}' is not a "
                              "kernel argument, a fill, a compute result or a slice of one "
@@ -490,9 +494,7 @@ class _Lowering:
     def destination(self, value: SSAValue, full: SSAValue) -> _Loc | None:
         """Where a value that leaves its region goes: an output, an enclosing accumulator, or None."""
         if value in self.outputs:
-            layout = tensor_layout(value.type)
-            return _Loc(TensorAccess(layout, "hbm", PlacementAttr("arg", self.outputs[value]),
-                                     (0,) * len(layout.host_shape)))
+            return _Loc(_whole_argument(tensor_layout(value.type), self.outputs[value]))
         for use in value.uses:
             user = use.operation
             if isinstance(user, tensor.InsertSliceOp) and use.index == 0:
@@ -508,8 +510,8 @@ class _Lowering:
             return self.filled_buffer(layout, self.filling, self.counts[:_loop_depth(full)])
         if layout.is_padded:  # its padding must read as zeros (a zeroed placement)
             return self.filled_buffer(layout, 0.0, ())
-        placement = PlacementAttr("pool", self.pool_alloc(layout.nbytes))
-        return _Loc(TensorAccess(layout, "hbm", placement, (0,) * len(layout.host_shape)))
+        placement = PlacementAttr(PlacementKind.POOL, self.pool_alloc(layout.nbytes))
+        return _Loc(TensorStorage(layout, Memory.HBM, placement, (0,) * len(layout.host_shape)))
 
     def compute(self, op: ComputeOp, depth: int) -> _Exec:
         locs = [self.loc_of(v) for v in op.inputs]
@@ -521,7 +523,7 @@ class _Lowering:
         locs.append(dest)
         spec = build_op_spec(op, [loc.access for loc in locs], self.config.cores, self.new_symbol)
         for loc, arg in zip(locs, spec.args):
-            if loc.strides and arg.memory != "hbm":
+            if loc.strides and arg.memory != Memory.HBM:
                 raise SpyreError("a tile window of an LX value is not lowered", op=op)
         return _Exec(spec, tuple(dict(loc.strides) for loc in locs), depth)
 
@@ -552,7 +554,7 @@ class _Lowering:
 
 def _address_key(spec_arg_placement: PlacementAttr, pool_index: int) -> tuple[int, int]:
     """(kernel argument, byte offset) of a tensor's base."""
-    if spec_arg_placement.kind.data == "pool":
+    if spec_arg_placement.placement_kind is PlacementKind.POOL:
         return pool_index, spec_arg_placement.value.data
     return spec_arg_placement.value.data, 0
 
@@ -590,7 +592,7 @@ def build_bundle(items: Sequence, args: Sequence[KernelArgInfo], cores: int) -> 
             const = b.insert(arith.ConstantOp(IntegerAttr(loop.count, index)))
             const.result.name_hint = "loop_bound"
             bounds.append(const.result)
-    needed = sorted({(k, base + off) for e in execs for a in e.spec.args if a.memory == "hbm"
+    needed = sorted({(k, base + off) for e in execs for a in e.spec.args if a.memory == Memory.HBM
                      for k, base in [_address_key(a.placement, pool_index)] for off in a.core_offsets})
     addresses: dict[tuple[int, int], SSAValue] = {}
     for k, off in needed:
@@ -618,7 +620,7 @@ def build_bundle(items: Sequence, args: Sequence[KernelArgInfo], cores: int) -> 
             spec = item.spec
             operands, ids = [], []
             for a, strides in zip(spec.args, item.strides or [{}] * len(spec.args)):
-                if a.memory != "hbm":
+                if a.memory != Memory.HBM:
                     continue
                 k, base = _address_key(a.placement, pool_index)
                 amap = None

@@ -75,11 +75,20 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.work import core_to_slice, slice_order, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import (ComputeOp, FillOp, PlacementAttr, PointwiseOp, ViewOp, expr_range, target_config,
-                                       tensor_layout)
+from spyre_mlir.dialects.spyre import (
+    ComputeOp,
+    FillOp,
+    PlacementAttr,
+    PlacementKind,
+    PointwiseOp,
+    ViewOp,
+    expr_range,
+    target_config,
+    tensor_layout,
+)
 from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import ABSENT
-from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.opfuncs import COPY, OpKind
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
 """The LX solvers of DESIGN §9, by ``lx-solver`` name."""
@@ -525,7 +534,7 @@ def _insert_copy_out(value: OpResult) -> PointwiseOp | None:
         return None
     if not 0 < sum(_is_leaving(use) for use in uses) < len(uses):  # leaves, and is read in the body
         return None
-    copy = PointwiseOp("identity", [value], value.type)
+    copy = PointwiseOp(COPY, [value], value.type)
     copy.location = writer.location
     copy.result.name_hint = "copy_out"
     splits = _copy_out_splits(writer)
@@ -635,13 +644,13 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     for v in values:
         storage = held.get(v, v)
         if storage in outputs:
-            placement = PlacementAttr("arg", outputs[storage])
+            placement = PlacementAttr(PlacementKind.ARG, outputs[storage])
         elif _zeroed(storage):
-            placement = PlacementAttr("zeroed", 0)
+            placement = PlacementAttr(PlacementKind.ZEROED, 0)
         elif storage in in_lx:
-            placement = PlacementAttr("lx", in_lx[storage])
+            placement = PlacementAttr(PlacementKind.LX, in_lx[storage])
         else:
-            placement = PlacementAttr("pool", pool[buffers[storage].name])
+            placement = PlacementAttr(PlacementKind.POOL, pool[buffers[storage].name])
         v.op.placement = placement
         planned.append(PlannedValue(v, buffers[storage], lx_sizes.get(v), placement))
     return planned

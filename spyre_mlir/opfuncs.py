@@ -104,11 +104,17 @@ def _reduction(name: str, fn: Callable[..., np.ndarray], identity: float, combin
 
 _XY = ("x", "y")
 
+COPY = "identity"
+"""The op func of a copy: the pieces of a concatenation, plan-memory's copy-outs."""
+
+SCALE = "mul"
+"""The op func that scales by a constant ``y``: a tiled mean's division by the tile count."""
+
 _TABLE: tuple[OpFunc, ...] = (
     # Binary arithmetic.
     _pointwise("add", np.add, _XY),
     _pointwise("sub", np.subtract, _XY),
-    _pointwise("mul", np.multiply, _XY),
+    _pointwise(SCALE, np.multiply, _XY),
     _pointwise("realdiv", np.divide, _XY),
     _pointwise("maximum", np.maximum, _XY),
     _pointwise("minimum", np.minimum, _XY),
@@ -135,7 +141,7 @@ _TABLE: tuple[OpFunc, ...] = (
     _pointwise("lesserequal", lambda x, y: _as_flag(x <= y, x), _XY),
     _pointwise("where3", lambda cond, x, y: np.where(cond != 0, x, y), ("cond", "x", "y")),
     # Copy, and dtype conversion when the result type differs.
-    _pointwise("identity", lambda x: x, casts=True),
+    _pointwise(COPY, lambda x: x, casts=True),
     # Reductions: identity initialises an accumulator, combine merges partials.
     _reduction("sum", lambda x, axis: np.sum(x, axis=axis, keepdims=True), 0.0, "add"),
     _reduction("max", lambda x, axis: np.max(x, axis=axis, keepdims=True), -math.inf, "maximum"),

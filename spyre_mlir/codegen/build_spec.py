@@ -4,7 +4,7 @@
 # func, core splits) and where each tensor is stored; writes OpSpec records.
 """Building the OpSpec of one compute op (used by ``spyre-lower-to-bundle``).
 
-Each tensor of the op (operands, then result) is a :class:`TensorAccess`: its
+Each tensor of the op (operands, then result) is a :class:`TensorStorage`: its
 storage (layout, memory, placement) and the host coordinates of its window's
 first element inside that storage.  Addresses follow DESIGN §6: device memory
 is row-major over the storage layout's ``device_size``; a core's start is the
@@ -46,14 +46,13 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Attribute
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.analysis.linear import affine_linear
 from spyre_mlir.analysis.work import core_to_slice, slice_order
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp
+from spyre_mlir.dialects.spyre import ComputeOp, Memory, PlacementAttr
 from spyre_mlir.hardware import DLFLOAT16_MAX, element_bytes, encode_scalar, round_up
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
@@ -65,14 +64,13 @@ _MATMUL_DS_TYPES = ("INPUT", "KERNEL", "OUTPUT")
 
 
 @dataclass(frozen=True)
-class TensorAccess:
+class TensorStorage:
     """Where one tensor of a compute op lives."""
 
     layout: StickLayout
     """Layout of the storage tensor (the whole tensor, of which the op may read a window)."""
-    memory: str
-    """``hbm`` or ``lx``."""
-    placement: Attribute
+    memory: Memory
+    placement: PlacementAttr
     """``#spyre.placement`` of the storage."""
     window: tuple[int, ...]
     """Host coordinates, in the storage, of the window's first element."""
@@ -141,14 +139,14 @@ class _Term:
 class _Tensor:
     """One tensor of the op, analysed: its layout labels (innermost first) and facts."""
 
-    access: TensorAccess
+    access: TensorStorage
     labels: list[str]
     scale: list[int]
     stick_label: str
 
 
 class _SpecBuilder:
-    def __init__(self, op: ComputeOp, accesses: Sequence[TensorAccess], cores: int):
+    def __init__(self, op: ComputeOp, accesses: Sequence[TensorStorage], cores: int):
         self.op, self.accesses, self.cores = op, accesses, cores
         self.func = op.op_func()
         self.space = op.get_iteration_space()
@@ -421,11 +419,11 @@ class _SpecBuilder:
         args = []
         for t, info in enumerate(tensors):
             layout = info.access.layout
-            if info.access.memory == "lx":  # every core's LX holds its own slice at the planned offset
+            if info.access.memory is Memory.LX:  # every core's LX holds its own slice at the planned offset
                 offsets = [info.access.placement.value.data] * cores
             else:
                 offsets = self.core_offsets(t, starts)
-            if info.access.memory == "hbm":
+            if info.access.memory is Memory.HBM:
                 ids: dict[int, int] = {}
                 for o in offsets:
                     if o not in ids:
@@ -447,7 +445,8 @@ class _SpecBuilder:
             "index": self.indirect.index, "table": self.indirect.table, "label": self.labels[self.entry_dim()]}
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
-                      valid_sizes=tuple(self.space), splits=tuple(splits), slice_order=tuple(self.labels[d] for d in order),
+                      valid_sizes=tuple(self.space), splits=tuple(splits),
+                      slice_order=tuple(self.labels[d] for d in order),
                       args=tuple(args), consts=consts, mask=mask, indirect=indirect)
 
     def check_encodable(self, constants: dict[str, float], data_format: str) -> None:
@@ -503,11 +502,10 @@ class _SpecBuilder:
         ``scaling_factor`` the back end multiplies the sum by: 1 / the reduced (unpadded) count."""
         if self.func.averages:
             return {"scaling_factor": 1.0 / math.prod(self.space[d] for d in self.reduced)}
-        values = getattr(self.op, "const_values", None)
-        return {k: float(v) for k, v in values().items()} if values is not None else {}
+        return {k: float(v) for k, v in self.op.const_values().items()}
 
 
-def build_op_spec(op: ComputeOp, accesses: Sequence[TensorAccess], cores: int,
+def build_op_spec(op: ComputeOp, accesses: Sequence[TensorStorage], cores: int,
                   new_symbol: Callable[[], int]) -> OpSpec:
     """The OpSpec of ``op`` whose tensors (operands, then result) live at ``accesses``.
 

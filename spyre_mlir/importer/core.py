@@ -68,6 +68,7 @@ from spyre_mlir.dialects.spyre import (
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.folding import KnownValues, known_values, splat_value
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
+from spyre_mlir.opfuncs import COPY
 
 Scalar = int | float
 Value = SSAValue
@@ -234,7 +235,7 @@ class NodeEmitter:
         if elem_of(v) == i32:
             raise Unsupported("an integer tensor (int64 inputs are staged as int32) is read only as the index "
                               "of embedding, index_select or gather")
-        return self._add(PointwiseOp("identity", [v], tensor_type(elem, shape_of(v))))
+        return self._add(PointwiseOp(COPY, [v], tensor_type(elem, shape_of(v))))
 
     def pointwise(self, op_func: str, operands: Sequence[Value], consts: Mapping[str, Scalar] | None = None,
                   elem: Attribute | None = None) -> Value:

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from spyre_mlir.codegen.writer import write_output
-from spyre_mlir.dialects.spyre import MatmulOp, PlacementAttr, tensor_layout
+from spyre_mlir.dialects.spyre import MatmulOp, PlacementAttr, PlacementKind, tensor_layout
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context
@@ -232,14 +232,14 @@ def test_the_repeated_values_are_a_zeroed_buffer_padded_along_k():
     _, values = _planned("gqa_100_fp16")
     layout = tensor_layout(values.type)
     assert (layout.host_shape[1], layout.padded_host_shape[1]) == (100, 128)
-    assert values.owner.placement == PlacementAttr("zeroed", 0)
+    assert values.owner.placement == PlacementAttr(PlacementKind.ZEROED, 0)
 
 
 def test_padding_nothing_wrote_shows_in_the_result(tmp_path):
     """The interpreter starts the pool as nan: the repeated values placed in the pool instead of a
     zeroed buffer leave their 28 padding rows unwritten, and the matmul reads them."""
     module, values = _planned("gqa_100_fp16")
-    values.owner.placement = PlacementAttr("pool", 1 << 24)
+    values.owner.placement = PlacementAttr(PlacementKind.POOL, 1 << 24)
     compile_stages(4)[-1].apply(make_context(), module)
     write_output(module, tmp_path / "out")
     manifest = read_manifest(tmp_path / "out")

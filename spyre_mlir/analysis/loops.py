@@ -1,0 +1,33 @@
+# Loop-carried values of scf.for (DESIGN §7): which init, body argument and
+# loop result carry one value through a loop.  Read by spyre-lower-to-bundle;
+# reads the IR, writes nothing.
+"""The init -> body argument -> result chain of an ``scf.for``'s ``iter_args``."""
+
+from __future__ import annotations
+
+from xdsl.dialects import scf
+from xdsl.ir import Block, BlockArgument, OpResult, SSAValue, Use
+
+_CONTROL_OPERANDS = 3
+"""``lb``, ``ub`` and ``step``: the operands of an ``scf.for`` before its inits."""
+
+
+def carried_result(use: Use) -> OpResult | None:
+    """The loop result that the init ``use`` ends in, None when ``use`` is not an ``scf.for`` init."""
+    loop = use.operation
+    if not isinstance(loop, scf.ForOp) or use.index < _CONTROL_OPERANDS:
+        return None
+    return loop.results[use.index - _CONTROL_OPERANDS]
+
+
+def carried_init(value: SSAValue) -> SSAValue | None:
+    """The init of ``value`` when it is a loop-carried body argument or a result of an ``scf.for``
+    (None otherwise, the induction variable included)."""
+    if isinstance(value, BlockArgument) and isinstance(value.owner, Block):
+        loop = value.owner.parent_op()
+        if isinstance(loop, scf.ForOp) and value.index > 0:
+            return loop.iter_args[value.index - 1]
+        return None
+    if isinstance(value, OpResult) and isinstance(value.op, scf.ForOp):
+        return value.op.iter_args[value.index]
+    return None
