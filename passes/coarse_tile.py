@@ -56,7 +56,7 @@ Rules (DESIGN §7):
   between members (an interloper) that does not depend on an earlier member
   moves before the group, else, if no later member depends on it, after it;
   otherwise it is an error.  A hint id in two groups is an error.  The
-  copies of an assembly's pieces (``torch.cat``, :mod:`spyre_mlir.assembly`)
+  copies of an assembly's pieces (``torch.cat``, :mod:`spyre_mlir.analysis.assembly`)
   are never members: a concatenation is not tiled (its ops are interlopers).
 * **Levels.**  One loop level per (hint, name) in hint-id order (outer scope =
   outer loop), then the hint's own order; a level divides, in every op of the

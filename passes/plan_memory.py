@@ -7,7 +7,7 @@
 # off>`, `<hbm, arg N>`, `<hbm, pool off>` or `<hbm, zeroed>` (a value with
 # explicit padding), and inserts a `spyre.pointwise
 # "identity"` copy-out after a loop-body value kept in LX that also leaves its
-# loop.  The copies of an assembly's pieces (spyre_mlir.assembly, torch.cat)
+# loop.  The copies of an assembly's pieces (spyre_mlir.analysis.assembly, torch.cat)
 # all get their buffer's one HBM placement.  The solvers (`solve`) need no IR.
 """Memory planning: which values live in each core's LX scratchpad, and where.
 
@@ -657,7 +657,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
 
 
 def _assembly_buffers(body: func.FuncOp, buffers: dict[SSAValue, Buffer]) -> dict[SSAValue, SSAValue]:
-    """One HBM buffer per assembly (:mod:`spyre_mlir.assembly`, a ``torch.cat``), added to ``buffers``
+    """One HBM buffer per assembly (:mod:`spyre_mlir.analysis.assembly`, a ``torch.cat``), added to ``buffers``
     under the assembly's value: its full device bytes, live from its first piece's write to its
     value's last read.  Returns each piece's copy -> that value: the copies write windows of the
     buffer in place and take its placement, so no piece has storage of its own."""

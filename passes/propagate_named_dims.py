@@ -1,7 +1,7 @@
 # spyre-propagate-named-dims: names every iteration dim of every compute op and
 # every dim of every view and fill.  Reads the `spyre.dims` argument attributes
 # of each func.func, the ComputeOp indexing maps, the view maps and the pieces of
-# assemblies (tensor.empty filled by tensor.insert_slice, spyre_mlir.assembly); writes only
+# assemblies (tensor.empty filled by tensor.insert_slice, spyre_mlir.analysis.assembly); writes only
 # the `dims` property of compute ops (per iteration dim), `spyre.view` and
 # `spyre.fill` (per result dim).  Warns, and goes on, where names conflict.
 """Named-dimension propagation (seed 002, "propagate_named_dims"; DESIGN §4 stage 1).
@@ -407,7 +407,7 @@ def propagate_named_dims(func_op: FuncOp) -> NamedDims:
 
 def assembled_dim_names(full: DimNames, piece: DimNames, full_shape: Sequence[int],
                         piece_shape: Sequence[int]) -> DimNames:
-    """The names of an assembly (spyre_mlir.assembly) after one more piece: along each dim the
+    """The names of an assembly (spyre_mlir.analysis.assembly) after one more piece: along each dim the
     piece spans whole, the piece's names unless the buffer has user-derived ones already; along
     the dims pieces are laid side by side, the buffer's."""
     return tuple(p if n == m and p and (not f or is_placeholder(f)) else f

@@ -3,7 +3,7 @@
 # Reads: shapes and element types, each compute op's iteration space, indexing
 #   maps and op-func kind (through the ComputeOp interface), spyre.view chains,
 #   layouts already present (function arguments staged otherwise, a previous run),
-#   assemblies (spyre_mlir.assembly: a tensor.empty filled by tensor.insert_slice
+#   assemblies (spyre_mlir.analysis.assembly: a tensor.empty filled by tensor.insert_slice
 #   of compute results, the importer's torch.cat).
 # Writes: `#spyre.layout` on every tensor type (block arguments, op results,
 #   views, the func signature); `spyre.restickify` where a stored value must

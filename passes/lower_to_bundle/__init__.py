@@ -3,7 +3,8 @@
 # (iteration space, indexing maps, reduction dims, op func, core_splits), the
 # layouts of its tensor types (tensor_layout) and `placement`; the `spyre.role` /
 # `spyre.name` argument and result attributes; the module's `#spyre.target`
-# (cores); scf.for nests and top-level assemblies (spyre_mlir.assembly).
+# (cores); scf.for nests and top-level assemblies (spyre_mlir.analysis.assembly).
+# The translation of one compute op to its OpSpec is op_spec.py beside it.
 # Writes `func.func @sdsc_bundle`
 # of sdscbundle/arith ops, one `sdscbundle.sdsc_execute` per compute op carrying
 # its OpSpec (`op_spec`), and the manifest facts as `spyre.kernel_args` /
@@ -85,7 +86,7 @@ placed otherwise (needs a copy), rank-changing slices, iv-dependent windows of
 LX values.  ``spyre.view`` must
 not reach this pass.
 
-Assemblies (``torch.cat``, :mod:`spyre_mlir.assembly`): at the top level too, a
+Assemblies (``torch.cat``, :mod:`spyre_mlir.analysis.assembly`): at the top level too, a
 compute result inserted into a ``tensor.empty`` chain is written straight into
 its window of one buffer, and the chain's value reads the whole buffer.  The
 buffer is the output the value is returned as, else the placement memory
@@ -126,7 +127,7 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.assembly import Assembly, assembled_by, assembly_of
 from spyre_mlir.analysis.linear import Linear, affine_linear
 from spyre_mlir.analysis.loops import carried_init, carried_result
-from spyre_mlir.codegen.build_spec import TensorStorage, build_op_spec, device_offset
+from spyre_mlir.passes.lower_to_bundle.op_spec import TensorStorage, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError, describe_argument
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp

@@ -1,7 +1,8 @@
-# IR -> OpSpec for one compute op: SDSC labels, padded sizes, per-core slices
-# and start offsets, layout labels, back gaps, masking.  Reads a ComputeOp
-# through its interface (iteration space, indexing maps, reduction dims, op
-# func, core splits) and where each tensor is stored; writes OpSpec records.
+# IR -> OpSpec for one compute op, the translation step of spyre-lower-to-bundle:
+# SDSC labels, padded sizes, per-core slices and start offsets, layout labels,
+# back gaps, masking.  Reads a ComputeOp through its interface (iteration
+# space, indexing maps, reduction dims, op func, core splits) and where each
+# tensor is stored; writes OpSpec records.
 """Building the OpSpec of one compute op (used by ``spyre-lower-to-bundle``).
 
 Each tensor of the op (operands, then result) is a :class:`TensorStorage`: its
