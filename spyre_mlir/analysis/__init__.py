@@ -6,5 +6,6 @@
 * :mod:`~spyre_mlir.analysis.views`: how ops read storage through views;
 * :mod:`~spyre_mlir.analysis.names`: named dims;
 * :mod:`~spyre_mlir.analysis.assembly`: buffers assembled in place (``cat``);
+* :mod:`~spyre_mlir.analysis.loops`: loop-carried values of ``scf.for``;
 * :mod:`~spyre_mlir.analysis.work`: work pieces, per-core spans and the core -> slice mapping.
 """
