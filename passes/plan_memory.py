@@ -73,6 +73,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import assemblies
+from spyre_mlir.analysis.kernel_args import output_arguments
 from spyre_mlir.analysis.work import core_to_slice, slice_order, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
@@ -562,16 +563,6 @@ def _remove_copy_out(value: OpResult, copy: PointwiseOp) -> None:
 # --------------------------------------------------------------------------
 
 
-def _kernel_outputs(body: func.FuncOp) -> dict[SSAValue, int]:
-    """Returned values -> their kernel argument (function arguments come first)."""
-    ret = body.body.block.last_op
-    assert isinstance(ret, func.ReturnOp)
-    outputs: dict[SSAValue, int] = {}
-    for j, v in enumerate(ret.arguments):
-        outputs.setdefault(v, len(body.body.block.args) + j)
-    return outputs
-
-
 def _values(body: func.FuncOp) -> list[OpResult]:
     """The compute and fill results of ``body``, in program order (pre-order over nested regions)."""
     return [r for op in body.walk() if isinstance(op, ComputeOp | FillOp) for r in op.results]
@@ -626,7 +617,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
        An assembly is one value (:func:`_assembly_buffers`): its pieces'
        copies write windows of its buffer and all take its placement.
     """
-    outputs = _kernel_outputs(body)
+    outputs = output_arguments(body)
     copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
     in_lx, lx_sizes = _place_in_lx(body, outputs, lx_limit, solver, alignment)
     for value, copy in copies:

@@ -124,9 +124,10 @@ from xdsl.builder import Builder
 from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.assembly import Assembly, assembled_by, assembly_of
+from spyre_mlir.analysis.assembly import Assembly, assembled_by, assemblies, assembly_of
+from spyre_mlir.analysis.kernel_args import output_arguments
 from spyre_mlir.analysis.linear import Linear, affine_linear
-from spyre_mlir.analysis.loops import carried_init, carried_result
+from spyre_mlir.analysis.loops import carried_argument, carried_init, carried_result
 from spyre_mlir.passes.lower_to_bundle.op_spec import TensorStorage, build_op_spec, device_offset
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError, describe_argument
@@ -259,13 +260,10 @@ class _Lowering:
         self.args: list[KernelArgInfo] = []
         self.outputs: dict[SSAValue, int] = {}
         self.pool_size = 0
-        self.placed_pool_end = 0
         self.pool_bump = pool_base
         self.next_symbol = -1
         self.ivs: dict[SSAValue, int] = {}
         self.counts: list[int] = []
-        self.filling: float | None = None
-        """While tracing a fill accumulator's destination: its value (a fresh buffer there is filled)."""
 
     def new_symbol(self) -> int:
         self.next_symbol -= 1
@@ -284,16 +282,16 @@ class _Lowering:
             self.locs[arg] = _Loc(self.storage[arg])
         ret = self.source.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
+        self.outputs = output_arguments(self.source)
         for j, value in enumerate(ret.arguments):
             computed = isinstance(value, OpResult) and isinstance(value.op, ComputeOp | scf.ForOp
                                                                   | tensor.InsertSliceOp)
-            if not computed or value in self.outputs:
+            if not computed or self.outputs[value] != len(self.args):
                 raise SpyreError(f"result #{j} must be computed by a compute op and returned once: "
                                  "returning an argument, a non-compute value or one value twice needs a copy",
                                  op=ret)
             layout = tensor_layout(value.type)
             name = _str_attr(self.source.res_attrs, j, "spyre.name") or f"output{j}"
-            self.outputs[value] = len(self.args)
             fill = 0.0 if layout.is_padded else None  # its padding reads as zeros, as a zeroed value's
             self.args.append(KernelArgInfo("output", name, layout.nbytes, layout, fill))
 
@@ -323,11 +321,10 @@ class _Lowering:
                 placement = PlacementAttr(PlacementKind.ZEROED, 0)
             else:
                 placement = PlacementAttr(PlacementKind.POOL, self.pool_alloc(layout.nbytes))
-        return self.placed_access(layout, placement, op, planned=op.placement is not None)
+        return self.placed_access(layout, placement, op)
 
-    def placed_access(self, layout: StickLayout, placement: PlacementAttr, op: Operation,
-                      planned: bool) -> TensorStorage:
-        """The storage of a ``layout`` value at ``placement`` (``planned``: chosen by memory planning)."""
+    def placed_access(self, layout: StickLayout, placement: PlacementAttr, op: Operation) -> TensorStorage:
+        """The storage of a ``layout`` value at ``placement``."""
         origin = (0,) * len(layout.host_shape)
         kind, value = placement.placement_kind, placement.value.data
         if kind is PlacementKind.LX:
@@ -336,7 +333,6 @@ class _Lowering:
             return self.filled_buffer(layout, 0.0, ()).access
         if kind is PlacementKind.POOL:
             end = round_up(value + layout.nbytes, self.config.alignment)
-            self.placed_pool_end = max(self.placed_pool_end, end) if planned else self.placed_pool_end
             self.pool_size = max(self.pool_size, end)
         elif not 0 <= value < len(self.args) or self.args[value].role != "output":
             raise SpyreError(f"placement {placement} does not name an output kernel argument", op=op)
@@ -353,10 +349,11 @@ class _Lowering:
         if copy.placement.placement_kind is PlacementKind.LX:
             raise SpyreError("the buffer of a concatenation must live in HBM: its pieces write windows of it",
                              op=copy)
-        return _Loc(self.placed_access(tensor_layout(assembly.empty.tensor.type), copy.placement, copy, True))
+        return _Loc(self.placed_access(tensor_layout(assembly.empty.tensor.type), copy.placement, copy))
 
     def pool_alloc(self, nbytes: int) -> int:
-        """A fresh pool block (a bump allocation above the planned pool offsets)."""
+        """A fresh pool block: a bump allocation from ``pool_base`` (:func:`planned_pool_end`), above
+        every pool block memory planning placed."""
         offset = max(self.pool_bump, self.pool_size)
         self.pool_bump = round_up(offset + nbytes, self.config.alignment)
         self.pool_size = max(self.pool_size, self.pool_bump)
@@ -408,11 +405,7 @@ class _Lowering:
         result = carried_result(uses[0]) if len(uses) == 1 else None
         if result is None:
             return None
-        self.filling = op.fill_value()
-        try:
-            dest = self.destination(result, None)
-        finally:
-            self.filling = None
+        dest = self.destination(result, None, fill=op.fill_value())
         if dest is None:
             return None
         placement = dest.access.placement
@@ -467,23 +460,25 @@ class _Lowering:
 
     # -- where values live ----------------------------------------------------------------------
 
-    def loc_of(self, v: SSAValue) -> _Loc:
+    def loc_of(self, v: SSAValue, fill: float | None = None) -> _Loc:
+        """Where ``v`` lives; ``fill``: the value of the fill accumulator being traced to it (a fresh
+        buffer it ends in is then filled with it)."""
         if v in self.locs:
             return self.locs[v]
         owner = v.owner
         if (init := carried_init(v)) is not None:
-            loc = self.loc_of(init)
+            loc = self.loc_of(init, fill)
         elif isinstance(owner, tensor.ExtractSliceOp):
-            loc = self.shifted(self.loc_of(owner.source), self.offsets(owner), owner)
+            loc = self.shifted(self.loc_of(owner.source, fill), self.offsets(owner), owner)
         elif isinstance(owner, tensor.InsertSliceOp):
-            loc = self.loc_of(owner.dest)
+            loc = self.loc_of(owner.dest, fill)
         elif isinstance(owner, tensor.EmptyOp) and (assembly := assembly_of(owner)) is not None:
             loc = self.assembled(assembly)
         elif isinstance(owner, tensor.EmptyOp):
             results = [r for u in v.uses if (r := carried_result(u)) is not None]
             if len(results) != 1 or len(list(v.uses)) != 1:
                 raise SpyreError("a tensor.empty must initialise exactly one loop accumulator", op=owner)
-            loc = self.destination(results[0], v)
+            loc = self.destination(results[0], v, fill)
         else:
             raise SpyreError(f"operand defined by '{getattr(owner, 'name', 'a block argument')}' is not a "
                              "kernel argument, a fill, a compute result or a slice of one "
@@ -492,23 +487,25 @@ class _Lowering:
         self.locs[v] = loc
         return loc
 
-    def destination(self, value: SSAValue, full: SSAValue) -> _Loc | None:
-        """Where a value that leaves its region goes: an output, an enclosing accumulator, or None."""
+    def destination(self, value: SSAValue, full: SSAValue | None, fill: float | None = None) -> _Loc | None:
+        """Where a value that leaves its region goes: an output, an enclosing accumulator, else
+        (when ``full`` is the ``tensor.empty`` it started from) a fresh buffer, filled with ``fill``
+        when a fill accumulator ends there; None when it does not leave."""
         if value in self.outputs:
             return _Loc(_whole_argument(tensor_layout(value.type), self.outputs[value]))
         for use in value.uses:
             user = use.operation
             if isinstance(user, tensor.InsertSliceOp) and use.index == 0:
-                return self.shifted(self.loc_of(user.dest), self.offsets(user), user)
-            if isinstance(user, scf.YieldOp) and isinstance(user.parent_op(), scf.ForOp):
-                return self.loc_of(user.parent_op().body.block.args[use.index + 1])
+                return self.shifted(self.loc_of(user.dest, fill), self.offsets(user), user)
+            if (carried := carried_argument(use)) is not None:
+                return self.loc_of(carried, fill)
         if full is None:
             return None
         layout = tensor_layout(full.type)
-        if self.filling is not None:
+        if fill is not None:
             # A fill accumulator ends in this buffer: the runtime fills it, afresh for each
             # iteration of the loops around the buffer's definition.
-            return self.filled_buffer(layout, self.filling, self.counts[:_loop_depth(full)])
+            return self.filled_buffer(layout, fill, self.counts[:_loop_depth(full)])
         if layout.is_padded:  # its padding must read as zeros (a zeroed placement)
             return self.filled_buffer(layout, 0.0, ())
         placement = PlacementAttr(PlacementKind.POOL, self.pool_alloc(layout.nbytes))
@@ -656,11 +653,26 @@ def _loops(items: Sequence) -> list[_Loop]:
     return out
 
 
-def _lower(source: func.FuncOp, config: SpyreConfig, pool_base: int) -> _Lowering:
-    lowering = _Lowering(source, config, pool_base)
-    lowering.kernel_arguments()
-    lowering.items = lowering.block(source.body.block, 0)
-    return lowering
+def _leaves(value: SSAValue, outputs: dict[SSAValue, int]) -> bool:
+    """True when ``value`` leaves its region (:meth:`_Lowering.destination` finds where it goes):
+    it is returned, inserted into a larger tensor or yielded by a loop."""
+    return value in outputs or any((isinstance(u.operation, tensor.InsertSliceOp) and u.index == 0)
+                                   or carried_argument(u) is not None for u in value.uses)
+
+
+def planned_pool_end(source: func.FuncOp, alignment: int) -> int:
+    """The end of the HBM pool blocks memory planning placed values in, as the lowering uses them:
+    a compute result's own placement, unless it is a concatenation piece or a loop-body value that
+    leaves its region (written straight into its destination), and each concatenation's buffer
+    (its pieces' placement, at the full buffer's size)."""
+    outputs = output_arguments(source)
+    placed = [(copy.placement, assembly.empty.tensor) for assembly in assemblies(source)
+              if assembly.value not in outputs and (copy := assembly.copies[0]).placement is not None]
+    placed += [(op.placement, op.result) for op in source.walk()
+               if isinstance(op, ComputeOp) and op.placement is not None and assembled_by(op) is None
+               and not (_loop_depth(op.result) and _leaves(op.result, outputs))]
+    return max((round_up(placement.value.data + tensor_layout(value.type).nbytes, alignment)
+                for placement, value in placed if placement.placement_kind is PlacementKind.POOL), default=0)
 
 
 def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
@@ -674,11 +686,10 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
         parent = op.parent_op()
         if op is not source and parent is not source and not isinstance(parent, scf.ForOp):
             raise SpyreError(f"'{parent.name}' regions are not lowered (only scf.for loop nests)", op=op)
-    # Full-size buffers the lowering itself allocates go above the pool offsets memory planning
-    # placed values at: a first run finds where those end.
-    lowering = _lower(source, config, 0)
-    if lowering.pool_bump:
-        lowering = _lower(source, config, lowering.placed_pool_end)
+    # Full-size buffers the lowering itself allocates go above the pool blocks memory planning placed.
+    lowering = _Lowering(source, config, planned_pool_end(source, config.alignment))
+    lowering.kernel_arguments()
+    lowering.items = lowering.block(source.body.block, 0)
     specs = [e.spec for e in _flatten(lowering.items)]
     args = list(lowering.args)
     if lowering.pool_size:

@@ -20,6 +20,15 @@ def carried_result(use: Use) -> OpResult | None:
     return loop.results[use.index - _CONTROL_OPERANDS]
 
 
+def carried_argument(use: Use) -> BlockArgument | None:
+    """The body argument of the ``scf.for`` that the yielded ``use`` carries into the next
+    iteration, None when ``use`` is not an operand of an ``scf.for``'s ``scf.yield``."""
+    loop = use.operation.parent_op()
+    if not isinstance(use.operation, scf.YieldOp) or not isinstance(loop, scf.ForOp):
+        return None
+    return loop.body.block.args[use.index + 1]
+
+
 def carried_init(value: SSAValue) -> SSAValue | None:
     """The init of ``value`` when it is a loop-carried body argument or a result of an ``scf.for``
     (None otherwise, the induction variable included)."""
