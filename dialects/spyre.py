@@ -368,9 +368,10 @@ class PlacementAttr(ParametrizedAttribute):
 
     ``#spyre.placement<lx, 4096>``, ``#spyre.placement<hbm, arg 2>``,
     ``#spyre.placement<hbm, pool 4096>``, ``#spyre.placement<hbm, zeroed>``.  A ``zeroed``
-    value's buffer is filled with zeros by the runtime before the run and shared with no
-    other value, so the padding its writer does not reach stays zero (a matmul reads the
-    padded K rows of its B operand as zeros).
+    value needs a buffer of its own that the runtime fills with zeros before the run, so
+    the padding its writer does not reach stays zero (a matmul reads the padded K rows of
+    its B operand as zeros): memory planning makes it a constant kernel argument
+    (``<hbm, arg N>``, :mod:`spyre_mlir.analysis.storage`).
     """
 
     name = "spyre.placement"

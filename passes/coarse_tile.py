@@ -263,7 +263,7 @@ def _check_stick_tile(op: ComputeOp, d: int, tile: int, level: Level, extent: in
 
 
 @dataclass(frozen=True)
-class Access:
+class TileRegion:
     """The region of one tensor a tile of an op touches, per storage dim, and the tile-relative map."""
 
     origins: tuple[Linear, ...]
@@ -272,7 +272,7 @@ class Access:
     """Coordinates relative to ``origins`` (linear dims) or absolute (other dims, never tiled)."""
 
 
-def _access(op: ComputeOp, m: AffineMap, box: tuple[list[Linear], list[int]]) -> Access:
+def _access(op: ComputeOp, m: AffineMap, box: tuple[list[Linear], list[int]]) -> TileRegion:
     """The region map ``m`` reads or writes when the iteration dims range over ``box``."""
     b_origins, b_sizes = box
     rank = len(b_sizes)
@@ -294,7 +294,7 @@ def _access(op: ComputeOp, m: AffineMap, box: tuple[list[Linear], list[int]]) ->
         origins.append(origin)
         sizes.append(sum(c * (s - 1) for c, s in zip(coefs, b_sizes)) + 1)
         exprs.append(affine_sum(coefs, 0))
-    return Access(tuple(origins), tuple(sizes), tuple(exprs))
+    return TileRegion(tuple(origins), tuple(sizes), tuple(exprs))
 
 
 def tile_type(full: TensorType, sizes: Sequence[int]) -> TensorType:
@@ -481,7 +481,7 @@ def _subtree_ops(nodes: Iterable[LoopNode | ComputeOp]) -> list[ComputeOp]:
 
 
 def _emit_nodes(emitter: _Emitter, nodes: Sequence[LoopNode | ComputeOp], path: tuple[LoopNode, ...],
-                scope: dict[SSAValue, Window], threaded: dict[SSAValue, tuple[SSAValue, Access]]) -> None:
+                scope: dict[SSAValue, Window], threaded: dict[SSAValue, tuple[SSAValue, TileRegion]]) -> None:
     """Emit ``nodes`` (one body of the tree) at the emitter's insertion point."""
     for node in nodes:
         if isinstance(node, LoopNode):
@@ -519,7 +519,7 @@ def _emit_tile_op(emitter: _Emitter, op: ComputeOp, path: tuple[LoopNode, ...],
                               tuple(n for n in path if set(n.level.divided_dims(op)) & set(op.reduction_dims())))
 
 
-def _read(emitter: _Emitter, op: ComputeOp, window: Window, access: Access) -> tuple[SSAValue, tuple[AffineExpr, ...]]:
+def _read(emitter: _Emitter, op: ComputeOp, window: Window, access: TileRegion) -> tuple[SSAValue, tuple[AffineExpr, ...]]:
     """The value ``op``'s tile reads (``window``'s value or a slice of it) and its tile-relative coordinates."""
     offsets: list[Linear] = []
     sizes: list[int] = []
@@ -569,7 +569,7 @@ def _rebuild(op: ComputeOp, operands: Sequence[SSAValue], out_type: TensorType, 
 
 
 def _emit_loop(emitter: _Emitter, node: LoopNode, path: tuple[LoopNode, ...], scope: dict[SSAValue, Window],
-               threaded: dict[SSAValue, tuple[SSAValue, Access]]) -> None:
+               threaded: dict[SSAValue, tuple[SSAValue, TileRegion]]) -> None:
     """``node``'s loop: its body, and an accumulator for each value used after it.
 
     ``threaded`` maps a value to the accumulator of an enclosing loop (and the
@@ -643,7 +643,7 @@ def _threadable(op: ComputeOp, node: LoopNode, inside: set[ComputeOp]) -> bool:
 
 
 def _exit(op: ComputeOp, node: LoopNode, path: tuple[LoopNode, ...],
-          op_path: tuple[LoopNode, ...]) -> tuple[Access, bool]:
+          op_path: tuple[LoopNode, ...]) -> tuple[TileRegion, bool]:
     """The region of ``op``'s result around ``node`` and whether ``node`` combines partial results."""
     divided = set(node.level.divided_dims(op))
     reduced = divided & set(op.reduction_dims())

@@ -1,14 +1,17 @@
-# spyre-plan-memory (DESIGN §4 stage 6, §9): LX allocation and the HBM pool.
-# Reads every compute op's result: its users (liveness in program order), its
-# type's layout (device bytes), `core_splits` of its writer and readers
-# (per-core slices), the function's returned values (kernel arguments) and the
-# module's `#spyre.target` (LX fraction: the usable LX per core).
+# spyre-plan-memory (DESIGN §4 stage 6, §9): LX allocation, the HBM pool and every
+# other buffer.  Reads every compute op's result: its users (liveness in program
+# order), its type's layout (device bytes), `core_splits` of its writer and
+# readers (per-core slices), the function's returned values (kernel arguments)
+# and the module's `#spyre.target` (LX fraction: the usable LX per core).
 # Writes `placement` on every compute op and `spyre.fill`: `#spyre.placement<lx,
-# off>`, `<hbm, arg N>`, `<hbm, pool off>` or `<hbm, zeroed>` (a value with
-# explicit padding), and inserts a `spyre.pointwise
-# "identity"` copy-out after a loop-body value kept in LX that also leaves its
-# loop.  The copies of an assembly's pieces (spyre_mlir.analysis.assembly, torch.cat)
-# all get their buffer's one HBM placement.  The solvers (`solve`) need no IR.
+# off>`, `<hbm, arg N>` (an output, or a constant the runtime fills) or `<hbm,
+# pool off>`; `spyre.buffers` on an scf.for whose result ends in a buffer of its
+# own; the function attribute `spyre.constants` (the constant
+# kernel arguments: fills, zeroed values, such buffers); and inserts a
+# `spyre.pointwise "identity"` copy-out after a loop-body value kept in LX that
+# also leaves its loop.  The copies of an assembly's pieces
+# (spyre_mlir.analysis.assembly, torch.cat) all get their buffer's one HBM
+# placement.  The solvers (`solve`) need no IR.
 """Memory planning: which values live in each core's LX scratchpad, and where.
 
 Before (after work division, [1024, 4096] fp16 on 32 cores)::
@@ -67,13 +70,14 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, OpResult, SSAValue, Use
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import output_arguments
+from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
 from spyre_mlir.analysis.work import core_to_slice, slice_order, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
@@ -616,6 +620,13 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
        that the runtime zero-fills, never shared (its padding stays zero).
        An assembly is one value (:func:`_assembly_buffers`): its pieces'
        copies write windows of its buffer and all take its placement.
+    7. Every other buffer (:func:`_place_buffers`): a zeroed value's and a
+       fill's become ``constant`` kernel arguments the runtime fills, a fill
+       accumulator that ends in an output takes the output, and the buffer a
+       loop accumulator ends in when that is no output or window of another
+       is a constant (when a fill or padding needs initialising) or a fresh
+       pool block above the others.  Fills still take part in step 6's pool
+       solve, though they never use the block it gives them.
     """
     outputs = output_arguments(body)
     copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
@@ -644,7 +655,47 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
             placement = PlacementAttr(PlacementKind.POOL, pool[buffers[storage].name])
         v.op.placement = placement
         planned.append(PlannedValue(v, buffers[storage], lx_sizes.get(v), placement))
+    _place_buffers(body, alignment)
     return planned
+
+
+@dataclass
+class _BufferPlanner:
+    """The buffers of values that are no placed compute result (a :class:`StoragePlanner`): a fill,
+    a zeroed value, and the buffer a loop accumulator ends in when that is no output or window.
+
+    A buffer the runtime must initialise (a fill's value; zeros for a zeroed value or a padded
+    layout) is a ``constant`` kernel argument, one buffer per iteration of the loops around the
+    value; any other is a fresh pool block above every block in use.  Each placement is recorded
+    for the ops that hold the value (:func:`record_placement`).
+    """
+
+    first_constant: int
+    constants: list[Constant] = field(default_factory=list)
+
+    def buffer(self, holders: Sequence[Operation], tensor_type: TensorType, fill: float | None,
+               counts: tuple[int, ...], pool_end: int) -> PlacementAttr:
+        if fill is not None or tensor_layout(tensor_type).is_padded:
+            placement = PlacementAttr(PlacementKind.ARG, self.first_constant + len(self.constants))
+            self.constants.append(Constant(tensor_type, 0.0 if fill is None else fill, counts))
+        else:
+            placement = PlacementAttr(PlacementKind.POOL, pool_end)
+        for op in holders:
+            record_placement(op, placement)
+        return placement
+
+
+def _place_buffers(body: func.FuncOp, alignment: int) -> None:
+    """Trace where every value lives (:class:`StorageTrace`) and give the values no placement
+    covers their buffers (:class:`_BufferPlanner`); the constants go to ``spyre.constants``."""
+    for op in body.walk():
+        if isinstance(op, scf.ForOp):
+            op.attributes.pop(BUFFERS_ATTR, None)
+    body.attributes.pop(CONSTANTS_ATTR, None)
+    planner = _BufferPlanner(len(body.body.block.args) + len(body.function_type.outputs.data))
+    StorageTrace(body, alignment, planner).run()
+    if planner.constants:
+        body.attributes[CONSTANTS_ATTR] = ArrayAttr(c.to_attr() for c in planner.constants)
 
 
 def _assembly_buffers(body: func.FuncOp, buffers: dict[SSAValue, Buffer]) -> dict[SSAValue, SSAValue]:

@@ -19,6 +19,7 @@ its stick dim.  Padding elements are zero on the device.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -168,6 +169,33 @@ def stick_layout(
     order = tuple(range(len(host_shape))) if dim_order is None else dim_order
     padded = None if padded_shape is None else tuple(padded_shape)
     return StickLayout(host_shape, dtype, order, config.elems_per_stick(dtype), padded)
+
+
+_WHOLE, _STICKS, _IN_STICK = range(3)
+"""How a device dim indexes its host coordinate: as is, in whole sticks, or within the stick."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _offset_terms(layout: StickLayout) -> tuple[tuple[int, int, int], ...]:
+    """Per device dim of a host dim: ``(host dim, how, bytes per step)`` (see :func:`device_offset`)."""
+    sizes, dims = layout.device_size, layout.device_dims
+    last, word = len(dims) - 1, element_bytes(layout.dtype)
+    terms = []
+    for j, h in enumerate(dims):
+        if h == ABSENT:
+            continue
+        how = _IN_STICK if j == last else _STICKS if h == layout.stick_dim else _WHOLE
+        terms.append((h, how, math.prod(sizes[j + 1:]) * word))
+    return tuple(terms)
+
+
+def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
+    """Byte offset of the element at host ``coords`` in device memory."""
+    eps, offset = layout.elems_per_stick, 0
+    for h, how, step in _offset_terms(layout):
+        c = coords[h]
+        offset += (c if how == _WHOLE else c // eps if how == _STICKS else c % eps) * step
+    return offset
 
 
 def to_device(array: Any, layout: StickLayout) -> np.ndarray:

@@ -42,7 +42,6 @@ innermost first) through the tensor's indexing map:
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,31 +49,19 @@ from dataclasses import dataclass
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.analysis.linear import affine_linear
+from spyre_mlir.analysis.storage import TensorStorage
 from spyre_mlir.analysis.work import core_to_slice, slice_order
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp, Memory, PlacementAttr
+from spyre_mlir.dialects.spyre import ComputeOp, Memory
 from spyre_mlir.hardware import DLFLOAT16_MAX, element_bytes, encode_scalar, round_up
-from spyre_mlir.layout import ABSENT, StickLayout
+from spyre_mlir.layout import ABSENT, device_offset
 from spyre_mlir.opfuncs import OpKind
 
 _LABELS = ("mb", "x", "y", "i", "j", "ki", "kj")
 _MATMUL_LABELS = ("ki", "kj", "y", "x", "mb", "out", "in")
 _DS_TYPES = ("OUTPUT", "KERNEL", "INPUT", "KERNEL_IDX")
 _MATMUL_DS_TYPES = ("INPUT", "KERNEL", "OUTPUT")
-
-
-@dataclass(frozen=True)
-class TensorStorage:
-    """Where one tensor of a compute op lives."""
-
-    layout: StickLayout
-    """Layout of the storage tensor (the whole tensor, of which the op may read a window)."""
-    memory: Memory
-    placement: PlacementAttr
-    """``#spyre.placement`` of the storage."""
-    window: tuple[int, ...]
-    """Host coordinates, in the storage, of the window's first element."""
 
 
 def sdsc_labels(rank: int, kind: OpKind) -> tuple[str, ...]:
@@ -94,33 +81,6 @@ def _dim_plus_const(expr: AffineExpr) -> tuple[int | None, int] | None:
     if found is None or len(found.terms) > 1 or any(c != 1 for _, c in found.terms):
         return None
     return next(found.keys(), None), found.const
-
-
-_WHOLE, _STICKS, _IN_STICK = range(3)
-"""How a device dim indexes its host coordinate: as is, in whole sticks, or within the stick."""
-
-
-@functools.lru_cache(maxsize=4096)
-def _offset_terms(layout: StickLayout) -> tuple[tuple[int, int, int], ...]:
-    """Per device dim of a host dim: ``(host dim, how, bytes per step)`` (see :func:`device_offset`)."""
-    sizes, dims = layout.device_size, layout.device_dims
-    last, word = len(dims) - 1, element_bytes(layout.dtype)
-    terms = []
-    for j, h in enumerate(dims):
-        if h == ABSENT:
-            continue
-        how = _IN_STICK if j == last else _STICKS if h == layout.stick_dim else _WHOLE
-        terms.append((h, how, math.prod(sizes[j + 1:]) * word))
-    return tuple(terms)
-
-
-def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
-    """Byte offset of the element at host ``coords`` in device memory."""
-    eps, offset = layout.elems_per_stick, 0
-    for h, how, step in _offset_terms(layout):
-        c = coords[h]
-        offset += (c if how == _WHOLE else c // eps if how == _STICKS else c % eps) * step
-    return offset
 
 
 @dataclass(frozen=True)

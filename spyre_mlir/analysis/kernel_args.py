@@ -12,7 +12,10 @@ the order spyre-lower-to-bundle lists them.
 from __future__ import annotations
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
+
+from spyre_mlir.diagnostics import SpyreError
 
 
 def output_arguments(body: func.FuncOp) -> dict[SSAValue, int]:
@@ -24,3 +27,37 @@ def output_arguments(body: func.FuncOp) -> dict[SSAValue, int]:
     for j, value in enumerate(ret.arguments):
         outputs.setdefault(value, len(body.body.block.args) + j)
     return outputs
+
+
+def argument_types(body: func.FuncOp) -> list[TensorType]:
+    """The types of ``body``'s arguments, each a kernel argument: a tensor (else one error)."""
+    types = []
+    for i, arg in enumerate(body.body.block.args):
+        if not isinstance(arg.type, TensorType):
+            raise SpyreError(f"argument #{i} of @{body.sym_name.data} is not a tensor", op=body)
+        types.append(arg.type)
+    return types
+
+
+def _string_attr(attrs: ArrayAttr | None, index: int, key: str) -> str | None:
+    if attrs is None or index >= len(attrs.data):
+        return None
+    value = attrs.data[index].data.get(key)
+    return value.data if isinstance(value, StringAttr) else None
+
+
+def argument_role_and_name(body: func.FuncOp, index: int) -> tuple[str, str]:
+    """The manifest role and name of function argument ``index`` (``spyre.role``, default
+    ``input``; ``spyre.name``, default ``arg<index>``)."""
+    return (_string_attr(body.arg_attrs, index, "spyre.role") or "input",
+            _string_attr(body.arg_attrs, index, "spyre.name") or f"arg{index}")
+
+
+def result_name(body: func.FuncOp, index: int) -> str:
+    """The manifest name of result ``index`` (``spyre.name``, default ``output<index>``)."""
+    return _string_attr(body.res_attrs, index, "spyre.name") or f"output{index}"
+
+
+def constant_name(index: int) -> str:
+    """The manifest name of the constant kernel argument ``index``."""
+    return f"fill_{index}"

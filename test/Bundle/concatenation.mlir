@@ -45,7 +45,7 @@ func.func @main(%a: tensor<64x64xf16> {spyre.name = "a", spyre.role = "input"},
   %part = tensor.insert_slice %ca into %full[0, 0] [64, 64] [1, 1] : tensor<64x64xf16> into tensor<128x64xf16>
   %cb = spyre.pointwise "identity" (%b) {placement = #spyre.placement<hbm, pool 0>} : (tensor<64x64xf16>) -> tensor<64x64xf16>
   %cat = tensor.insert_slice %cb into %part[64, 0] [64, 64] [1, 1] : tensor<64x64xf16> into tensor<128x64xf16>
-  %e = spyre.pointwise "exp" (%cat) : (tensor<128x64xf16>) -> tensor<128x64xf16>
+  %e = spyre.pointwise "exp" (%cat) {placement = #spyre.placement<hbm, arg 2>} : (tensor<128x64xf16>) -> tensor<128x64xf16>
   func.return %e : tensor<128x64xf16>
 }
 // CHECK-LABEL: func.func @sdsc_bundle(

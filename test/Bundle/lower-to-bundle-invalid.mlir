@@ -17,7 +17,7 @@ func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
 // -----
 
 func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
-  %y = spyre.pointwise "exp" (%a) {core_splits = array<i64: 3, 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  %y = spyre.pointwise "exp" (%a) {core_splits = array<i64: 3, 1>, placement = #spyre.placement<hbm, arg 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
   func.return %y : tensor<64x128xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (exp) to SDSC: core split 3 does not divide the padded size 64
@@ -27,7 +27,7 @@ func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
 // A reduction over the stick into a dense result (not sticked on the reduced
 // dim): the back end's stick reductions write a sparse one.
 func.func @main(%a: tensor<256x128xf16>) -> tensor<256xf16> {
-  %s = spyre.reduce "sum" (%a) dims [1] : (tensor<256x128xf16>) -> tensor<256xf16>
+  %s = spyre.reduce "sum" (%a) dims [1] {placement = #spyre.placement<hbm, arg 1>} : (tensor<256x128xf16>) -> tensor<256xf16>
   func.return %s : tensor<256xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.reduce' (sum) to SDSC: the result is sticked on 'mb', its operand on 'out': a reduction keeps its operand's stick
@@ -38,7 +38,7 @@ func.func @main(%a: tensor<256x128xf16>) -> tensor<256xf16> {
 // whose layout holds 100 (spyre-stickify would have padded it) is refused
 // rather than read past its end.
 func.func @main(%a: tensor<32x100xf16>, %b: tensor<100x64xf16>) -> tensor<32x64xf16> {
-  %c = spyre.matmul (%a, %b) : (tensor<32x100xf16>, tensor<100x64xf16>) -> tensor<32x64xf16>
+  %c = spyre.matmul (%a, %b) {placement = #spyre.placement<hbm, arg 2>} : (tensor<32x100xf16>, tensor<100x64xf16>) -> tensor<32x64xf16>
   func.return %c : tensor<32x64xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.matmul' (batchmatmul) to SDSC: operand #1 is addressed up to element 127 of host dim 0, past its storage extent 100 (the op iterates the padded sizes [32, 64, 128]); its layout lacks the padding the op needs
@@ -48,7 +48,7 @@ func.func @main(%a: tensor<32x100xf16>, %b: tensor<100x64xf16>) -> tensor<32x64x
 // An fp16 -> fp32 cast of 96 columns iterates two fp16 sticks, 128 columns:
 // an fp32 result of three sticks cannot hold them.
 func.func @main(%x: tensor<64x96xf16>) -> tensor<64x96xf32> {
-  %y = spyre.pointwise "identity" (%x) : (tensor<64x96xf16>) -> tensor<64x96xf32>
+  %y = spyre.pointwise "identity" (%x) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x96xf16>) -> tensor<64x96xf32>
   func.return %y : tensor<64x96xf32>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (identity) to SDSC: the result is addressed up to element 127 of host dim 1, past its storage extent 96
@@ -57,7 +57,27 @@ func.func @main(%x: tensor<64x96xf16>) -> tensor<64x96xf32> {
 
 // An fp16 op's constants are DLFloat16 in the SDSC, which has no infinity.
 func.func @main(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
-  %y = spyre.pointwise "add" (%x) consts {y = 0x7FF0000000000000 : f64} : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %y = spyre.pointwise "add" (%x) consts {y = 0x7FF0000000000000 : f64} {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x64xf16>) -> tensor<64x64xf16>
   func.return %y : tensor<64x64xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (add) to SDSC: constant 'y': the constant inf has no SEN169_FP16 encoding (DLFloat16 holds no infinity or NaN); compute in float32
+
+// -----
+
+// The lowering translates placements; memory planning decides them.
+func.func @main(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %e = spyre.pointwise "exp" (%x) : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %y = spyre.pointwise "neg" (%e) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  func.return %y : tensor<64x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:3: error: the result of 'spyre.pointwise' is not placed: run spyre-plan-memory before spyre-lower-to-bundle
+
+// -----
+
+// A fill is a kernel argument memory planning creates (spyre.constants).
+func.func @main(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %f = spyre.fill 1.0 : tensor<64x64xf16>
+  %y = spyre.pointwise "add" (%x, %f) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  func.return %y : tensor<64x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:3: error: 'spyre.fill' is not placed: run spyre-plan-memory before spyre-lower-to-bundle

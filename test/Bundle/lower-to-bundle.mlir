@@ -1,3 +1,5 @@
+// spyre-lower-to-bundle translates planned IR: every value carries the placement
+// spyre-plan-memory gave it (constants listed in spyre.constants).
 // RUN: spyre-opt %s --split-input-file -p spyre-lower-to-bundle | %filecheck %s
 // RUN: spyre-opt %s --split-input-file -p spyre-lower-to-bundle | spyre-opt --split-input-file | %filecheck %s
 
@@ -5,7 +7,7 @@
 func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"},
                 %b: tensor<64x128xf16> {spyre.name = "b", spyre.role = "input"})
     -> (tensor<64x128xf16> {spyre.name = "add"}) {
-  %y = spyre.pointwise "add" (%a, %b) {core_splits = array<i64: 2, 1>} : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
+  %y = spyre.pointwise "add" (%a, %b) {core_splits = array<i64: 2, 1>, placement = #spyre.placement<hbm, arg 2>} : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
   func.return %y : tensor<64x128xf16>
 }
 // CHECK-LABEL: func.func @sdsc_bundle(
@@ -25,8 +27,8 @@ func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"},
 // reduction over a padded stick gets a mask; sum over dim 0 is "nonstick".
 func.func @main(%a: tensor<256x150xf16> {spyre.name = "a", spyre.role = "input"})
     -> (tensor<256x1xf16> {spyre.name = "s"}) {
-  %e = spyre.pointwise "exp" (%a) : (tensor<256x150xf16>) -> tensor<256x150xf16>
-  %s = spyre.reduce "sum" (%e) dims [1] : (tensor<256x150xf16>) -> tensor<256x1xf16>
+  %e = spyre.pointwise "exp" (%a) {placement = #spyre.placement<hbm, pool 0>} : (tensor<256x150xf16>) -> tensor<256x150xf16>
+  %s = spyre.reduce "sum" (%e) dims [1] {placement = #spyre.placement<hbm, arg 1>} : (tensor<256x150xf16>) -> tensor<256x1xf16>
   func.return %s : tensor<256x1xf16>
 }
 // CHECK-LABEL: func.func @sdsc_bundle(
@@ -47,7 +49,7 @@ func.func @main(%a: tensor<256x150xf16> {spyre.name = "a", spyre.role = "input"}
 // label with scale -1, in the input's layout order and entry (torch-spyre's form).
 func.func @main(%a: tensor<512x1024xf16> {spyre.name = "a", spyre.role = "input"})
     -> (tensor<1024xf16> {spyre.name = "s"}) {
-  %s = spyre.reduce "sum" (%a) dims [0] {core_splits = array<i64: 16, 1>} : (tensor<512x1024xf16>) -> tensor<1024xf16>
+  %s = spyre.reduce "sum" (%a) dims [0] {core_splits = array<i64: 16, 1>, placement = #spyre.placement<hbm, arg 1>} : (tensor<512x1024xf16>) -> tensor<1024xf16>
   func.return %s : tensor<1024xf16>
 }
 // CHECK-LABEL: func.func @sdsc_bundle(
@@ -64,7 +66,7 @@ func.func @main(%a: tensor<512x1024xf16> {spyre.name = "a", spyre.role = "input"
 func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"})
     -> (tensor<64x128xf16> {spyre.name = "o"}) {
   %e = spyre.pointwise "exp" (%a) {placement = #spyre.placement<lx, 256>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
-  %o = spyre.pointwise "neg" (%e) : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  %o = spyre.pointwise "neg" (%e) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
   func.return %o : tensor<64x128xf16>
 }
 // CHECK-LABEL: func.func @sdsc_bundle(
@@ -79,9 +81,10 @@ func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"})
 // padded beyond its shape keeps its shape, says its padding, and is filled
 // with zeros too.
 func.func @main(%x: tensor<64x96xf16> {spyre.name = "x", spyre.role = "input"})
-    -> (tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">> {spyre.name = "w"}) {
-  %e = spyre.pointwise "exp" (%x) {placement = #spyre.placement<hbm, zeroed>} : (tensor<64x96xf16>) -> tensor<64x96xf16, #spyre.layout<device_size = [2, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
-  %w = spyre.pointwise "identity" (%e) : (tensor<64x96xf16, #spyre.layout<device_size = [2, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>
+    -> (tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">> {spyre.name = "w"})
+    attributes {spyre.constants = [{type = tensor<64x96xf16, #spyre.layout<device_size = [2, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>, fill = 0.0 : f64, counts = []}]} {
+  %e = spyre.pointwise "exp" (%x) {placement = #spyre.placement<hbm, arg 2>} : (tensor<64x96xf16>) -> tensor<64x96xf16, #spyre.layout<device_size = [2, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+  %w = spyre.pointwise "identity" (%e) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x96xf16, #spyre.layout<device_size = [2, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>
   func.return %w : tensor<64x96xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>
 }
 // CHECK-LABEL: func.func @sdsc_bundle(

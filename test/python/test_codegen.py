@@ -15,6 +15,7 @@ from spyre_mlir.dialects.spyre import attach_target, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.passes.lower_to_bundle import lower_to_bundle
+from spyre_mlir.passes.plan_memory import plan_memory
 
 from reference_files import REFERENCE, SCHEMA
 
@@ -41,6 +42,7 @@ def compile_text(body: str, args: list, results: list, cores: int = 32) -> dict[
     text = f"func.func @main({params}) -> ({outs}) {{\n{body}\n}}\n"
     module = parse_module(make_context(), text, "test.mlir")
     attach_target(module, SpyreConfig(cores=cores))
+    plan_memory(module.body.block.first_op, lx_limit=0)  # every value in HBM, as the checks below expect
     lower_to_bundle(module, target_config(module))
     module.verify()
     return bundle_files(module)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from xdsl.dialects.func import FuncOp
 
+from spyre_mlir.analysis.storage import Constant, recorded_constants
 from spyre_mlir.codegen.writer import write_output
 from spyre_mlir.dialects.spyre import MatmulOp, PlacementAttr, PlacementKind, tensor_layout
 from spyre_mlir.interpreter import run
@@ -228,11 +230,16 @@ def _planned(name: str, cores: int = 4):
 
 
 def test_the_repeated_values_are_a_zeroed_buffer_padded_along_k():
-    """The view copy that feeds the second matmul holds 128 key rows, 100 of them written."""
-    _, values = _planned("gqa_100_fp16")
+    """The view copy that feeds the second matmul holds 128 key rows, 100 of them written: its
+    buffer is a constant kernel argument the runtime fills with zeros."""
+    module, values = _planned("gqa_100_fp16")
     layout = tensor_layout(values.type)
     assert (layout.host_shape[1], layout.padded_host_shape[1]) == (100, 128)
-    assert values.owner.placement == PlacementAttr(PlacementKind.ZEROED, 0)
+    placement = values.owner.placement
+    body = next(op for op in module.walk() if isinstance(op, FuncOp))
+    fixed = len(body.body.block.args) + len(body.function_type.outputs.data)
+    assert placement.placement_kind is PlacementKind.ARG
+    assert recorded_constants(body)[placement.value.data - fixed] == Constant(values.type, 0.0)
 
 
 def test_padding_nothing_wrote_shows_in_the_result(tmp_path):
