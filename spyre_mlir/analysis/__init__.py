@@ -7,5 +7,7 @@
 * :mod:`~spyre_mlir.analysis.names`: named dims;
 * :mod:`~spyre_mlir.analysis.assembly`: buffers assembled in place (``cat``);
 * :mod:`~spyre_mlir.analysis.loops`: loop-carried values of ``scf.for``;
-* :mod:`~spyre_mlir.analysis.work`: work pieces, per-core spans and the core -> slice mapping.
+* :mod:`~spyre_mlir.analysis.work`: work pieces, per-core spans and the core -> slice mapping;
+* :mod:`~spyre_mlir.analysis.kernel_args`: kernel-argument numbering and names;
+* :mod:`~spyre_mlir.analysis.storage`: where every value lives once memory planning placed it.
 """
