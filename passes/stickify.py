@@ -120,6 +120,21 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.analysis.assembly import Assembly, assembled_by, assemblies, assembly_filled_by, assembly_of
+from spyre_mlir.analysis.linear import Linear
+from spyre_mlir.analysis.names import dims_attr, result_dim_names
+from spyre_mlir.analysis.views import (
+    Dim,
+    Mod,
+    Read,
+    atoms,
+    copy_reason,
+    dim,
+    map_coords,
+    materialise_view,
+    op_reads,
+    read_through_views,
+    shared_hints,
+)
 from spyre_mlir.diagnostics import SpyreError, describe_argument, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -136,21 +151,6 @@ from spyre_mlir.dialects.spyre import (
 from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.analysis.linear import Linear
-from spyre_mlir.analysis.names import dims_attr, result_dim_names
-from spyre_mlir.analysis.views import (
-    Dim,
-    Mod,
-    Read,
-    atoms,
-    copy_reason,
-    dim,
-    map_coords,
-    materialise_view,
-    op_reads,
-    read_through_views,
-    shared_hints,
-)
 
 BROADCAST = -1
 """The driver of a constant stick coordinate: any stick fits."""
@@ -392,6 +392,24 @@ class StickifyResult:
     """Restickifies and view copies inserted."""
 
 
+def _check_storage(op: ComputeOp, index: int, storage: SSAValue) -> None:
+    """One located error unless operand ``index`` of ``op`` reads storage this pass lays out or
+    finds laid out: a block argument, a compute or fill result, a concatenation buffer, or a
+    value whose type has a layout already.  (A tile of spyre-coarse-tile, a slice with no
+    layout, reaches this pass only when a tiled program is fed to the pipeline again.)"""
+    owner = storage.owner
+    if isinstance(storage, BlockArgument) or isinstance(owner, ComputeOp | FillOp):
+        return
+    if isinstance(owner, tensor.InsertSliceOp) and assembly_filled_by(owner) is not None:
+        return
+    if isinstance(owner, tensor.EmptyOp) and assembly_of(owner) is not None:
+        return
+    if isinstance(storage.type, TensorType) and isinstance(storage.type.encoding, LayoutAttr):
+        return
+    raise SpyreError(f"operand #{index} of '{op.name}' is a '{owner.name}' result without a layout: "
+                     "spyre-stickify lays out programs before spyre-coarse-tile tiles them", op=op)
+
+
 @dataclass
 class _Stickifier:
     """The greedy pass over one module (module docstring, steps 1-4)."""
@@ -417,6 +435,7 @@ class _Stickifier:
             if isinstance(op, ComputeOp):
                 _, reads, _ = op_reads(op)
                 for i, read in enumerate(reads):
+                    _check_storage(op, i, read.storage)
                     self.readers.setdefault(read.storage, []).append((op, i))
 
     # 2. Choosing a result's stick dim.

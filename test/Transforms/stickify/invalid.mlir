@@ -20,3 +20,23 @@ func.func @cat_mid_stick(%a: tensor<32xf16>, %b: tensor<32xf16>) -> tensor<64xf1
   %cat = tensor.insert_slice %c1 into %part[32] [32] [1] : tensor<32xf16> into tensor<64xf16>
   func.return %cat : tensor<64xf16>
 }
+
+// -----
+
+// A tiled program (the output of spyre-coarse-tile) is past this pass: a tile is
+// a slice of its storage, which spyre-stickify does not lay out.
+func.func @already_tiled(%x: tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<64x128xf16>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %e) -> (tensor<64x128xf16>) {
+    %o = affine.apply affine_map<(d0) -> (d0 * 32)> (%i)
+    %t = tensor.extract_slice %x[%o, 0] [32, 128] [1, 1] : tensor<64x128xf16> to tensor<32x128xf16>
+    %y = spyre.pointwise "exp" (%t) : (tensor<32x128xf16>) -> tensor<32x128xf16>
+    %n = tensor.insert_slice %y into %acc[%o, 0] [32, 128] [1, 1] : tensor<32x128xf16> into tensor<64x128xf16>
+    scf.yield %n : tensor<64x128xf16>
+  }
+  func.return %r : tensor<64x128xf16>
+}
+// CHECK: invalid.mlir:[[# @LINE - 6]]:5: error: operand #0 of 'spyre.pointwise' is a 'tensor.extract_slice' result without a layout: spyre-stickify lays out programs before spyre-coarse-tile tiles them
