@@ -32,6 +32,7 @@ import math
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 from enum import StrEnum
 
 from xdsl.dialects.builtin import (
@@ -677,6 +678,11 @@ class ComputeOp(IRDLOperation):
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
 
+    OPERANDS: ClassVar[tuple[str, ...] | None] = None
+    """The names of the tensor operands of an op that takes a fixed number of them (a matmul's
+    ``lhs``, ``rhs``), None when the count varies; the verifier and the IRDL (spyre_mlir.irdl)
+    both read it."""
+
     dims = opt_prop_def(ArrayAttr[ArrayAttr[StringAttr]])
     core_splits = opt_prop_def(DenseArrayBase.constr(i64))
     placement = opt_prop_def(PlacementAttr)
@@ -756,6 +762,9 @@ class ComputeOp(IRDLOperation):
         return () if self.hints is None else tuple(self.hints.data)
 
     def verify_(self) -> None:
+        if self.OPERANDS is not None and len(self.inputs) != len(self.OPERANDS):
+            count = {1: "one operand", 2: "two operands"}[len(self.OPERANDS)]
+            raise VerifyException(f"expects {count}, got {len(self.inputs)}")
         for i, v in enumerate(self.inputs):
             _verify_tensor_type(v.type, f"operand #{i}", self.reads_index(i))
         _verify_tensor_type(self.result.type, "result", self.reads_index(len(self.inputs)))
@@ -975,6 +984,7 @@ class ReduceOp(ComputeOp):
     op_func_name = prop_def(StringAttr)
     reduce_dims = prop_def(DenseArrayBase.constr(i64))
     traits = traits_def(Pure())
+    OPERANDS: ClassVar[tuple[str, ...] | None] = ("source",)
 
     assembly_format = ("$op_func_name ` ` `(` $inputs `)` `dims` $reduce_dims attr-dict "
                        "`:` functional-type($inputs, $result)")
@@ -1024,8 +1034,6 @@ class ReduceOp(ComputeOp):
 
     def verify_types(self) -> None:
         self.op_func()
-        if len(self.inputs) != 1:
-            raise VerifyException(f"expects one operand, got {len(self.inputs)}")
         shape = _shape(self.inputs[0])
         dims = self.get_reduce_dims()
         if not dims:
@@ -1056,6 +1064,7 @@ class MatmulOp(ComputeOp):
 
     name = "spyre.matmul"
     traits = traits_def(Pure())
+    OPERANDS: ClassVar[tuple[str, ...] | None] = ("lhs", "rhs")
 
     assembly_format = "` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $result)"
 
@@ -1072,8 +1081,6 @@ class MatmulOp(ComputeOp):
         return _matmul_maps(_shape(self.inputs[0]), _shape(self.inputs[1]), _shape(self.result))
 
     def verify_types(self) -> None:
-        if len(self.inputs) != 2:
-            raise VerifyException(f"expects two operands, got {len(self.inputs)}")
         a, b, c = (_shape(v) for v in (*self.inputs, self.result))
         if not (_element_type(self.inputs[0]) == _element_type(self.inputs[1]) == _element_type(self.result)):
             raise VerifyException("operand and result element types differ")
@@ -1113,6 +1120,7 @@ class RestickifyOp(ComputeOp):
 
     name = "spyre.restickify"
     traits = traits_def(Pure())
+    OPERANDS: ClassVar[tuple[str, ...] | None] = ("source",)
 
     assembly_format = "` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $result)"
 
@@ -1133,8 +1141,6 @@ class RestickifyOp(ComputeOp):
         return AffineMap.identity(rank), AffineMap.identity(rank)
 
     def verify_types(self) -> None:
-        if len(self.inputs) != 1:
-            raise VerifyException(f"expects one operand, got {len(self.inputs)}")
         src, dst = self.inputs[0].type, self.result.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
         if self.has_explicit_maps():

@@ -30,12 +30,13 @@ What IRDL (MLIR 22) cannot express, and what the IRDL checks instead:
   the element type of a dense array: only the base (``#builtin.array``,
   ``#builtin.dense_array``) is checked;
 - a constraint variable binds once per op, so all values of a variadic operand
-  must have the same type: the tensor operands of a compute op
-  (``spyre.pointwise``, ``spyre.reduce``, ``spyre.matmul``, ``spyre.restickify``)
-  are left as ``irdl.any`` variadics and upstream rejects such an op whose operands
-  differ in type (a matmul, a broadcasting or indirect pointwise).  Only a variadic
-  whose constraint admits one attribute (``sdscbundle.sdsc_execute``'s ``index``
-  operands) is translated exactly.
+  must have the same type.  A compute op of a declared operand count
+  (``ComputeOp.OPERANDS``: ``spyre.matmul``'s ``lhs``, ``rhs``; ``spyre.reduce``'s and
+  ``spyre.restickify``'s ``source``) gets one single operand per name, each its own
+  variable; ``spyre.pointwise``, whose tensor operand count depends on its constants,
+  keeps an ``irdl.any`` variadic, and upstream rejects one whose operands differ in
+  type (a broadcasting or indirect pointwise).  A variadic whose constraint admits
+  one attribute (``sdscbundle.sdsc_execute``'s ``index`` operands) is exact.
 
 Upstream reads an IRDL attribute in its parameter form only:
 ``#spyre.layout<[2, 64, 64], [0, 1], "SEN169_FP16">``, ``!sdscbundle.input_arg<index, none, none>``;
@@ -87,6 +88,7 @@ from xdsl.irdl import (
     BaseAttr,
     EqAttrConstraint,
     IRDLOperation,
+    OperandDef,
     OptionalDef,
     ParamAttrConstraint,
     PropertyDef,
@@ -99,7 +101,7 @@ from xdsl.printer import Printer
 from xdsl.utils.target import Target
 
 from spyre_mlir.dialects.sdscbundle import SdscBundle
-from spyre_mlir.dialects.spyre import Spyre
+from spyre_mlir.dialects.spyre import ComputeOp, Spyre
 
 DIALECTS: tuple[Dialect, ...] = (Spyre, SdscBundle)
 """The dialects the IRDL module defines."""
@@ -184,11 +186,22 @@ def _value_definitions(builder: Builder, defs, op_cls: Callable[..., IRDLOperati
         builder.insert(op_cls(values, VariadicityArrayAttr(ArrayAttr(variadicities)), ArrayAttr(names)))
 
 
+def _operand_definitions(op: type[IRDLOperation]) -> list:
+    """The operand definitions of ``op``; a compute op's variadic ``inputs`` of a declared fixed
+    count (``ComputeOp.OPERANDS``) become one single operand per name, each its own variable."""
+    op_def = op.get_irdl_definition()
+    names = op.OPERANDS if issubclass(op, ComputeOp) else None
+    if names is None:
+        return list(op_def.operands)
+    ((_, inputs),) = op_def.operands
+    return [(name, OperandDef(_element_constraint(inputs.constr))) for name in names]
+
+
 def op_to_irdl(op: type[IRDLOperation]) -> OperationOp:
     """The ``irdl.operation`` of an op: its operands, results and required properties."""
     op_def = op.get_irdl_definition()
     builder = Builder(InsertPoint.at_end(block := Block()))
-    _value_definitions(builder, op_def.operands, OperandsOp)
+    _value_definitions(builder, _operand_definitions(op), OperandsOp)
     _value_definitions(builder, op_def.results, ResultsOp)
     required = {name: constraint_to_irdl(builder, prop.constr) for name, prop in op_def.properties.items()
                 if isinstance(prop, PropertyDef) and not isinstance(prop, OptionalDef)}

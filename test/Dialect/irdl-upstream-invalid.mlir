@@ -40,10 +40,20 @@ func.func @view_of_index(%i: index) -> index {
 
 // -----
 
-// A limit of IRDL (spyre_mlir/irdl.py): one constraint variable per variadic, so
-// a compute op whose operands differ in type is rejected although it is valid.
-// CHECK: irdl-upstream-invalid.mlir:[[# @LINE + 2]]:8: error: expected 'tensor<4x64xf16>' but got 'tensor<64x8xf16>'
-func.func @matmul_of_different_shapes(%a: tensor<4x64xf16>, %b: tensor<64x8xf16>) -> tensor<4x8xf16> {
-  %c = "spyre.matmul"(%a, %b) : (tensor<4x64xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
+// A matmul takes exactly its two operands (ComputeOp.OPERANDS: lhs, rhs).
+// CHECK: irdl-upstream-invalid.mlir:[[# @LINE + 2]]:8: error: op expects exactly 2 operands, but got 3
+func.func @matmul_of_three(%a: tensor<4x64xf16>, %b: tensor<64x8xf16>) -> tensor<4x8xf16> {
+  %c = "spyre.matmul"(%a, %b, %b) : (tensor<4x64xf16>, tensor<64x8xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
   func.return %c : tensor<4x8xf16>
+}
+
+// -----
+
+// A limit of IRDL (spyre_mlir/irdl.py): one constraint variable per variadic, so
+// a pointwise op (whose tensor operand count depends on its constants) is
+// rejected when its operands differ in type, although a broadcast is valid.
+// CHECK: irdl-upstream-invalid.mlir:[[# @LINE + 2]]:8: error: expected 'tensor<4x64xf16>' but got 'tensor<1x64xf16>'
+func.func @broadcasting_add(%a: tensor<4x64xf16>, %b: tensor<1x64xf16>) -> tensor<4x64xf16> {
+  %c = "spyre.pointwise"(%a, %b) {op_func_name = "add"} : (tensor<4x64xf16>, tensor<1x64xf16>) -> tensor<4x64xf16>
+  func.return %c : tensor<4x64xf16>
 }

@@ -1,9 +1,9 @@
 // Upstream MLIR reads our dialects in generic form: mlir-opt parses and
 // verifies a spyre module and an sdscbundle module (as unregistered ops),
 // lowers the upstream ops around them, and spyre-opt reads mlir-opt's output back.
-// They stay unregistered here: the IRDL of spyre (irdl-upstream.mlir) rejects this
-// matmul, whose operands differ in type, and spyre-opt reads back our attributes in
-// our syntax only, not in the parameter form mlir-opt prints for IRDL attributes.
+// They stay unregistered here: spyre-opt reads back our attributes in our syntax
+// only, not in the parameter form mlir-opt prints for IRDL attributes (the IRDL
+// checks are irdl-upstream.mlir and the other *-upstream.mlir tests).
 // REQUIRES: mlir-opt
 // RUN: %spyre-opt %s --split-input-file --print-op-generic | %mlir-opt --allow-unregistered-dialect --verify-each --split-input-file | %filecheck %s
 // RUN: %spyre-opt %s --split-input-file --print-op-generic | %mlir-opt --allow-unregistered-dialect --verify-each --split-input-file -lower-affine -convert-scf-to-cf | %filecheck %s --check-prefix=LOWER
