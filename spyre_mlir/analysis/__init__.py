@@ -9,5 +9,6 @@
 * :mod:`~spyre_mlir.analysis.loops`: loop-carried values of ``scf.for``;
 * :mod:`~spyre_mlir.analysis.work`: work pieces, per-core spans and the core -> slice mapping;
 * :mod:`~spyre_mlir.analysis.kernel_args`: kernel-argument numbering and names;
-* :mod:`~spyre_mlir.analysis.storage`: where every value lives once memory planning placed it.
+* :mod:`~spyre_mlir.analysis.storage`: where every value lives once memory planning placed it;
+* :mod:`~spyre_mlir.analysis.cost`: the traffic and predicted device time of a planned program.
 """

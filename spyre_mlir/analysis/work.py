@@ -40,6 +40,9 @@ def divisors(n: int) -> list[int]:
     return sorted({*small, *(n // d for d in small)})
 
 
+_ENUMERATED_VALUES = 1 << 16
+"""Coordinates of at most this many values are enumerated to count the positions they touch."""
+
 
 @dataclass(frozen=True)
 class DeviceDim:
@@ -63,6 +66,17 @@ class DeviceDim:
         """Positions one core covers along this dim when it iterates ``[0, per_core[d])`` of each dim d."""
         lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
         return hi // self.elems_per_position - lo // self.elems_per_position + 1
+
+    def touched(self, per_core: Sequence[int]) -> int:
+        """The distinct positions one core reads or writes along this dim; :meth:`positions` is
+        their hull (``64 * d1 + d3`` with ``d3 < 32`` touches half of each 64 it spans)."""
+        linear = affine_linear(self.coord)
+        if linear is None or math.prod(per_core[d] for d in linear.keys()) > _ENUMERATED_VALUES:
+            return self.positions(per_core)
+        values = {linear.const}
+        for d, c in linear.terms:
+            values = {v + c * i for v in values for i in range(per_core[d])}
+        return len({v // self.elems_per_position for v in values})
 
 
 def per_core_span(dims: Sequence[DeviceDim], per_core: Sequence[int]) -> int:

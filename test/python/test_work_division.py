@@ -153,6 +153,15 @@ def test_per_core_span_first_spanning_dim_decides() -> None:
     assert per_core_span([DeviceDim(AffineExpr.constant(0), 128)], [4]) == 128
 
 
+def test_touched_positions_skip_what_a_compound_coordinate_steps_over() -> None:
+    # Columns 64 * d1 + d3 + 32 with d3 < 32: the second half of each of two 64-column blocks.
+    dim = DeviceDim(d(1) * 64 + d(3) + 32, 128)
+    assert dim.touched([1, 2, 64, 32]) == 64
+    assert dim.positions([1, 2, 64, 32]) == 96                     # the hull [32, 127]
+    sticks = DeviceDim(d(1) * 64 + d(3) + 32, 128, elems_per_position=64)
+    assert sticks.touched([1, 2, 64, 32]) == sticks.positions([1, 2, 64, 32]) == 2
+
+
 def test_per_core_span_compound_coordinate() -> None:
     # A host dim flattening (d0, d1) as 8 * d0 + d1 along 64 rows of 128 bytes.
     dims = [DeviceDim(d(0) * 8 + d(1), 128)]

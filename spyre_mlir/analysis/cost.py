@@ -1,0 +1,195 @@
+# The cost model (DESIGN §16): the predicted device time of every compute op of
+# a planned function and of the whole bundle.  Reads the planned IR (after work
+# division and memory planning): each compute op through the ComputeOp
+# interface, where each of its tensors lives (analysis.storage), its per-core
+# work (analysis.work) and the target's cores; writes nothing.  Pure Python.
+"""Analytical device time of a planned program.
+
+Traffic (:class:`Traffic`) is counted as the device moves it: every core reads
+its whole slice of every input (a tensor several cores read is read by each of
+them), an output slice is written once however many cores combined partial
+results into it, a slice is whole sticks.  A tensor in LX costs LX traffic, one
+in HBM costs HBM traffic.  Ops inside ``scf.for`` nests run once per iteration.
+
+Pricing (:func:`kernel_ns`, one SDSC execution is one kernel), with the facts
+of :class:`CostFacts`: memory takes ``(R + W) / BW + turnaround * min(R, W)``,
+peak bandwidth for one-directional traffic and a balanced read+write copy at
+about 105 GB/s, plus a matmul's replicated reads (cores re-reading a slice
+another core reads) at the per-core replicated rate; a matmul computes at the
+MAC rate of the cores it uses; a kernel takes the longer of the two, since the
+engine streams operands while the array works.
+
+Cross-check against torch-spyre's documented predictions (32 cores, fp16;
+``test_cost.py`` reproduces each program):
+
+=====================================================  ===============================  ===============================
+program                                                torch-spyre                      this model (our plan)
+=====================================================  ===============================  ===============================
+softmax ``[4096, 2048]``, untiled                      320 us; 16.8 MB read, 16.8 MB    356 us; 34.6 MB read, 17.8 MB
+                                                       written                          written (x read by max and sub)
+softmax ``[4096, 2048]``, 8 row tiles                  320 us                           356 us (the same traffic)
+matmul ``[4096, 2048] @ [2048, 1024]``, 8 row tiles,   423 us; 58.7 MB, 29.4 MB of it   439 us; 58.7 MB, the same
+K split 32 ways (the right-hand input read once per    re-fetch of the right-hand input
+tile, as in torch-spyre's plan)
+=====================================================  ===============================  ===============================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.ir.affine import AffineMap
+
+from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
+from spyre_mlir.analysis.work import PieceSpace, WorkTensor, stick_pieces, work_problem
+from spyre_mlir.dialects.spyre import ComputeOp, Memory
+from spyre_mlir.hardware import element_bytes
+from spyre_mlir.opfuncs import OpKind
+
+
+@dataclass(frozen=True)
+class CostFacts:
+    """Facts about Spyre the model prices with.  Source: torch-spyre's calibrated analytical
+    cost model (``docs/source/compiler/cost_model.md`` and the docstring of
+    ``torch_spyre/_inductor/cost_model.py``, torch-spyre/torch-spyre)."""
+
+    hbm_bytes_per_ns: float = 150.0
+    """Peak HBM bandwidth of one-directional traffic (read-only or write-only), ~150 GB/s; one bus
+    shared by all cores."""
+
+    balanced_bytes_per_ns: float = 105.0
+    """Effective HBM bandwidth of a balanced read+write copy (~105 GB/s): the bus turns around."""
+
+    macs_per_ns_per_core: float = 1140.0
+    """Sustained matmul rate of one core."""
+
+    replicated_read_bytes_per_ns_per_core: float = 2.3
+    """Per-core rate of matmul reads every core repeats (an M split re-reading the right-hand input)."""
+
+    @property
+    def turnaround_ns_per_byte(self) -> float:
+        """The read/write turnaround penalty per byte of overlap, so that a balanced copy of
+        ``X`` read and ``X`` written takes ``2X / balanced_bytes_per_ns``."""
+        return 2 / self.balanced_bytes_per_ns - 2 / self.hbm_bytes_per_ns
+
+
+SPYRE_FACTS = CostFacts()
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes an execution (or a sum of them) moves, and the MACs it computes."""
+
+    hbm_read: int = 0
+    """All HBM bytes read, replicated reads included."""
+    hbm_written: int = 0
+    lx_read: int = 0
+    lx_written: int = 0
+    macs: int = 0
+    replicated_read: int = 0
+    """Of ``hbm_read``, a matmul's repeated reads: every core but the first that reads a slice."""
+
+    def __add__(self, other: Traffic) -> Traffic:
+        return Traffic(*(a + b for a, b in zip(self._fields(), other._fields())))
+
+    def times(self, runs: int) -> Traffic:
+        """The traffic of ``runs`` executions."""
+        return Traffic(*(a * runs for a in self._fields()))
+
+    def _fields(self) -> tuple[int, ...]:
+        return (self.hbm_read, self.hbm_written, self.lx_read, self.lx_written, self.macs, self.replicated_read)
+
+
+def memory_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
+    """HBM time: the bus at peak bandwidth plus the turnaround penalty on the read/write overlap;
+    a matmul's replicated reads at the per-core replicated rate of the ``cores`` reading."""
+    read, written = traffic.hbm_read - traffic.replicated_read, traffic.hbm_written
+    bus = (read + written) / facts.hbm_bytes_per_ns + facts.turnaround_ns_per_byte * min(read, written)
+    return bus + traffic.replicated_read / (cores * facts.replicated_read_bytes_per_ns_per_core)
+
+
+def compute_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
+    """Matmul time on ``cores`` cores (0 for an op without MACs)."""
+    return traffic.macs / (cores * facts.macs_per_ns_per_core)
+
+
+def kernel_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
+    """One kernel's time: compute and memory overlap, so the longer one."""
+    return max(compute_ns(traffic, cores, facts), memory_ns(traffic, cores, facts))
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """The prediction for one compute op over all its executions."""
+
+    op: ComputeOp
+    runs: int
+    """Executions: the trip counts of the loops around it."""
+    cores: int
+    traffic: Traffic
+    """Over all executions."""
+    ns: float
+
+
+def _slice_bytes(loc: Loc, tensor: WorkTensor, per_core: Sequence[int], rows: int = 1) -> int:
+    """Bytes of one core's slice of a tensor: whole sticks over the device positions it touches
+    (``rows`` of them along a dim the core reads through an index)."""
+    layout = loc.storage.layout
+    stick_bytes = layout.elems_per_stick * element_bytes(layout.dtype)
+    return rows * math.prod(dim.touched(per_core) for dim in tensor.dims) * stick_bytes
+
+
+def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int]:
+    """One execution's traffic of ``op`` whose tensors (operands, then result) live at ``locs``,
+    and the cores it runs on."""
+    problem = work_problem(op)
+    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
+    splits = op.get_core_splits() or (1,) * len(problem.sizes)
+    per_core = space.per_core(dict(enumerate(splits)))
+    cores = math.prod(splits)
+    matmul = op.op_func().kind is OpKind.MATMUL
+    indirect = op.indirect_access()
+    maps = op.get_indexing_maps()
+    traffic = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
+    replicated = 0
+    for i, (tensor, loc) in enumerate(zip(problem.tensors[:-1], locs[:-1])):
+        # A table read through an index: each core reads the rows of its index entries.
+        rows = math.prod(per_core[d] for d in indirect.entry_dims) if indirect and i == indirect.table else 1
+        nbytes = _slice_bytes(loc, tensor, per_core, rows)
+        traffic[loc.storage.memory][0] += cores * nbytes
+        if matmul and loc.storage.memory is Memory.HBM:
+            replicated += (cores - _distinct_slices(maps[i], splits)) * nbytes
+    out = locs[-1]
+    # A core writes its own LX copy; partial results combine into one HBM slice.
+    copies = cores if out.storage.memory is Memory.LX else _distinct_slices(maps[-1], splits)
+    traffic[out.storage.memory][1] += copies * _slice_bytes(out, problem.tensors[-1], per_core)
+    macs = math.prod(problem.sizes) if matmul else 0
+    (hbm_read, hbm_written), (lx_read, lx_written) = traffic[Memory.HBM], traffic[Memory.LX]
+    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated), cores
+
+
+def _distinct_slices(indexing_map: AffineMap, splits: Sequence[int]) -> int:
+    """How many different slices of a tensor the cores work on: the splits of the iteration dims
+    its map uses (cores differing only in another dim share a slice)."""
+    used = set().union(*(e.used_dims() for e in indexing_map.results))
+    return math.prod(s for d, s in enumerate(splits) if d in used)
+
+
+def _executions(items: Sequence[Traced | TracedLoop], runs: int = 1) -> Iterator[tuple[Traced, int]]:
+    for item in items:
+        if isinstance(item, TracedLoop):
+            yield from _executions(item.items, runs * item.count)
+        else:
+            yield item, runs
+
+
+def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -> list[OpCost]:
+    """The predicted cost of every compute op of the planned function ``body``, in program order."""
+    costs = []
+    for traced, runs in _executions(StorageTrace(body, alignment).run()):
+        traffic, cores = op_traffic(traced.op, traced.locs)
+        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * kernel_ns(traffic, cores, facts)))
+    return costs

@@ -1,0 +1,177 @@
+"""The cost model (spyre_mlir/analysis/cost.py): its pricing on hand-computed cases, its traffic
+against what the interpreter counts, and the cross-check with torch-spyre's documented figures."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from xdsl.dialects.func import FuncOp
+
+from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
+from spyre_mlir.analysis.cost import SPYRE_FACTS, OpCost, Traffic, kernel_ns, memory_ns, predict
+from spyre_mlir.codegen.writer import write_output
+from spyre_mlir.dialects.spyre import target_config
+from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.interpreter import run
+from spyre_mlir.manifest import read_manifest
+from spyre_mlir.mlir_text import make_context
+from spyre_mlir.pipeline import compile_stages
+
+from e2e_support import EXAMPLES, ROOT, ImportedPrograms
+
+sys.path.insert(0, str(ROOT / "examples"))
+import models  # noqa: E402
+
+MB = 1 << 20
+
+
+def planned(module, cores: int) -> tuple[object, list[OpCost]]:
+    """``module`` after every stage but the lowering on ``cores`` cores, and its predicted costs."""
+    stages = compile_stages(cores)
+    for stage in stages[:-1]:
+        stage.apply(make_context(), module)
+    body = next(op for op in module.ops if isinstance(op, FuncOp))
+    return module, predict(body, target_config(module).alignment)
+
+
+# --------------------------------------------------------------------------
+# Pricing
+# --------------------------------------------------------------------------
+
+
+def test_one_directional_traffic_runs_at_peak() -> None:
+    read_only = Traffic(hbm_read=150_000)
+    assert memory_ns(read_only, 32) == pytest.approx(1000.0)
+    assert kernel_ns(Traffic(hbm_written=300_000), 4) == pytest.approx(2000.0)
+
+
+def test_a_balanced_copy_runs_at_the_turnaround_rate() -> None:
+    copy = Traffic(hbm_read=105_000, hbm_written=105_000)
+    assert memory_ns(copy, 32) == pytest.approx(2000.0)          # 2 x 105 kB at 105 GB/s
+    lopsided = Traffic(hbm_read=300_000, hbm_written=75_000)
+    expected = 375_000 / 150 + (2 / 105 - 2 / 150) * 75_000      # the penalty is on the overlap only
+    assert memory_ns(lopsided, 32) == pytest.approx(expected)
+
+
+def test_a_matmul_takes_the_longer_of_compute_and_memory() -> None:
+    macs = 32 * 1140 * 1000                                      # 1000 ns on 32 cores
+    compute_bound = Traffic(hbm_read=15_000, macs=macs)
+    assert kernel_ns(compute_bound, 32) == pytest.approx(1000.0)
+    assert kernel_ns(compute_bound, 4) == pytest.approx(8000.0)
+    memory_bound = Traffic(hbm_read=1_500_000, macs=macs)
+    assert kernel_ns(memory_bound, 32) == pytest.approx(10_000.0)
+
+
+def test_replicated_matmul_reads_run_at_the_per_core_rate() -> None:
+    # 4 cores each read the same 2.3 MB right-hand slice: one read on the bus, three repeats.
+    slice_bytes = 2_300_000
+    traffic = Traffic(hbm_read=4 * slice_bytes, replicated_read=3 * slice_bytes)
+    expected = slice_bytes / 150 + 3 * slice_bytes / (4 * 2.3)
+    assert memory_ns(traffic, 4) == pytest.approx(expected)
+
+
+def test_facts_carry_their_source() -> None:
+    assert "torch-spyre" in type(SPYRE_FACTS).__doc__
+    assert (SPYRE_FACTS.hbm_bytes_per_ns, SPYRE_FACTS.balanced_bytes_per_ns) == (150.0, 105.0)
+    assert (SPYRE_FACTS.macs_per_ns_per_core, SPYRE_FACTS.replicated_read_bytes_per_ns_per_core) == (1140.0, 2.3)
+
+
+# --------------------------------------------------------------------------
+# Traffic: the model counts what the interpreter moves
+# --------------------------------------------------------------------------
+
+PROGRAMS = {**EXAMPLES, "llama": models.llama, "gpt2": models.gpt2}
+imported = ImportedPrograms(PROGRAMS)
+COUNTERS = ("hbm_bytes_read", "hbm_bytes_written", "lx_bytes_read", "lx_bytes_written")
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_predicted_traffic_is_the_counted_traffic(name: str, cores: int, tmp_path) -> None:
+    """Per SDSC file, the predicted HBM and LX bytes equal the interpreter's counts: compound
+    coordinates (heads, stick halves), tables read through an index, tiled loops, K splits."""
+    _, module = imported(name)
+    module, costs = planned(module.clone(), cores)
+    compile_stages(cores)[-1].apply(make_context(), module)
+    write_output(module, tmp_path / "out")
+    _, stats = run(tmp_path / "out", imported.inputs(name, read_manifest(tmp_path / "out")))
+    assert len(costs) == len(stats.ops)
+    for cost, counted in zip(costs, stats.ops):
+        predicted = (cost.traffic.hbm_read, cost.traffic.hbm_written, cost.traffic.lx_read, cost.traffic.lx_written)
+        assert predicted == tuple(getattr(counted, c) for c in COUNTERS), counted.filename
+        assert cost.runs == counted.executions and cost.cores == counted.cores_used, counted.filename
+
+
+# --------------------------------------------------------------------------
+# Cross-check with torch-spyre's documented predictions (module docstring)
+# --------------------------------------------------------------------------
+
+
+class _Softmax(torch.nn.Module):
+    def __init__(self, tiles: int):
+        super().__init__()
+        self.tiles = tiles
+
+    def forward(self, x):
+        with spyre_hint(tiles={"R": self.tiles}):
+            return torch.softmax(x, dim=-1)
+
+
+class _RowTiledMatmul(torch.nn.Module):
+    def forward(self, a, b):
+        with spyre_hint(tiles={"M": 8}, work_div={"K": 32}):
+            return a @ b
+
+
+def _totals(costs: list[OpCost]) -> tuple[float, int]:
+    return sum(c.ns for c in costs) / 1000, sum(c.traffic.hbm_read + c.traffic.hbm_written for c in costs)
+
+
+@pytest.mark.parametrize("tiles", [1, 8])
+def test_softmax_4096x2048_on_32_cores_matches_torch_spyre(tiles: int) -> None:
+    declare_tensor_dim("R", 4096)
+    declare_tensor_dim("C", 2048)
+    x = torch.randn(4096, 2048, dtype=torch.float16)
+    name_tensor_dims(x, ["R", "C"])
+    _, costs = planned(import_program(export_model(_Softmax(tiles), (x,))), 32)
+    us, _ = _totals(costs)
+    assert us == pytest.approx(320.0, rel=0.15)
+
+
+def test_row_tiled_matmul_matches_torch_spyre() -> None:
+    """8 row tiles of [4096, 2048] @ [2048, 1024]: the right-hand input is read once per tile
+    (29.4 MB of re-fetch), 58.7 MB in all, 423 us in torch-spyre's model."""
+    for name, size in (("M", 4096), ("K", 2048), ("N", 1024)):
+        declare_tensor_dim(name, size)
+    a, b = torch.randn(4096, 2048, dtype=torch.float16), torch.randn(2048, 1024, dtype=torch.float16)
+    name_tensor_dims(a, ["M", "K"])
+    name_tensor_dims(b, ["K", "N"])
+    _, costs = planned(import_program(export_model(_RowTiledMatmul(), (a, b))), 32)
+    us, hbm = _totals(costs)
+    assert costs[0].runs == 8 and costs[0].op.get_core_splits() == (1, 1, 32)
+    assert hbm == pytest.approx(58.7e6, rel=0.01)
+    assert us == pytest.approx(423.1, rel=0.15)
+    assert sum(c.traffic.replicated_read for c in costs) == 0
+
+
+def test_a_replicated_right_hand_input_is_priced_at_the_per_core_rate() -> None:
+    """The same matmul split on M: every core reads all of B in every tile (31 repeats of 4 MiB
+    per tile), which the model prices at 2.3 GB/s per core."""
+    for name, size in (("M", 4096), ("K", 2048), ("N", 1024)):
+        declare_tensor_dim(name, size)
+    a, b = torch.randn(4096, 2048, dtype=torch.float16), torch.randn(2048, 1024, dtype=torch.float16)
+
+    class MSplit(torch.nn.Module):
+        def forward(self, a, b):
+            with spyre_hint(tiles={"M": 8}, work_div={"M": 32}):
+                return a @ b
+
+    name_tensor_dims(a, ["M", "K"])
+    name_tensor_dims(b, ["K", "N"])
+    _, costs = planned(import_program(export_model(MSplit(), (a, b))), 32)
+    (cost,) = costs
+    assert cost.op.get_core_splits() == (32, 1, 1)
+    assert cost.traffic.replicated_read == 8 * 31 * 4 * MB
+    assert cost.ns / 1000 > 10 * 423.1
