@@ -138,14 +138,19 @@ class CompileOptions:
 
 
 @fewer_collections()
-def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr) -> list[tuple[str, float]]:
+def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr,
+               planned: Callable[[ModuleOp], None] | None = None) -> list[tuple[str, float]]:
     """Run the pipeline stages on ``module`` in place; verify at the end (or after each).
+    ``planned`` is called with the planned module, after memory planning and before the
+    lowering (where the cost model reads it).
 
     Returns the wall time in seconds of every stage, in pipeline order.
     """
     ctx = make_context()
     timings = []
     for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction):
+        if planned is not None and stage.name == COMPILE_STAGES[-1]:
+            planned(module)
         start = time.perf_counter()
         stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
@@ -188,11 +193,12 @@ def load_source(source: str) -> ModuleOp:
 
 
 def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: CompileOptions,
-                   log: TextIO = sys.stderr) -> Path:
-    """Run the pipeline on ``module`` and write ``out_dir`` (its manifest records the module's target)."""
+                   log: TextIO = sys.stderr, planned: Callable[[ModuleOp], None] | None = None) -> Path:
+    """Run the pipeline on ``module`` and write ``out_dir`` (its manifest records the module's
+    target); ``planned`` as in :func:`run_stages`."""
     from spyre_mlir.codegen.writer import write_output
 
-    run_stages(module, options, log)
+    run_stages(module, options, log, planned)
     return write_output(module, out_dir, force=options.force)
 
 
@@ -207,6 +213,9 @@ class CompiledProgram:
     temporary: Path | None = None
     """The temporary directory holding ``directory``, removed when the program is
     garbage-collected or at interpreter exit; None for a user's ``out_dir`` (never removed)."""
+    report: Any = None
+    """The cost model's prediction for the plan (:class:`spyre_mlir.analysis.cost.CostReport`;
+    ``report.table()`` is what ``spyre-compile --report`` prints)."""
 
     def __post_init__(self) -> None:
         if self.temporary is not None:
@@ -233,17 +242,24 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
     ``out_dir`` (which must not be a non-empty directory), or to a fresh
     temporary directory that lives as long as the returned program.
     """
+    from spyre_mlir.analysis.cost import cost_report
     from spyre_mlir.importer import export_model, import_program
 
     options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver)
     program = export_model(fn_or_module, example_inputs)
     module = import_program(program)
+    reports = []
+
+    def planned(planned_module: ModuleOp) -> None:
+        reports.append(cost_report(planned_module))
+
     if out_dir is not None:
-        return CompiledProgram(compile_module(module, Path(out_dir), options, log=io.StringIO()), program)
+        directory = compile_module(module, Path(out_dir), options, log=io.StringIO(), planned=planned)
+        return CompiledProgram(directory, program, report=reports[0])
     temporary = Path(tempfile.mkdtemp(prefix="spyre-"))
     try:
-        directory = compile_module(module, temporary / "out", options, log=io.StringIO())
+        directory = compile_module(module, temporary / "out", options, log=io.StringIO(), planned=planned)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
-    return CompiledProgram(directory, program, temporary)
+    return CompiledProgram(directory, program, temporary, reports[0])

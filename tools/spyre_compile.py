@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-each", action="store_true", help="verify after every stage")
     p.add_argument("--no-span-tiling", dest="span_tiling", action="store_false",
                    help="do not tile ops that overflow the per-core span limit (spyre-coarse-tile)")
+    p.add_argument("--report", action="store_true",
+                   help="print the cost model's prediction for the plan: per SDSC file and in total, the "
+                        "predicted time, HBM and LX bytes, LX peak and cores, and the roofline lower bound")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -61,8 +64,14 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         module = load_source(args.source)
-    compile_module(module, args.output, options)
+    compile_module(module, args.output, options, planned=_print_report if args.report else None)
     return 0
+
+
+def _print_report(module) -> None:
+    from spyre_mlir.analysis.cost import cost_report
+
+    sys.stdout.write(cost_report(module).table())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

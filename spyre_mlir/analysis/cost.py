@@ -41,11 +41,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir.affine import AffineMap
 
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
 from spyre_mlir.analysis.work import PieceSpace, WorkTensor, stick_pieces, work_problem
-from spyre_mlir.dialects.spyre import ComputeOp, Memory
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.hardware import element_bytes
 from spyre_mlir.opfuncs import OpKind
 
@@ -132,6 +134,8 @@ class OpCost:
     traffic: Traffic
     """Over all executions."""
     ns: float
+    lx_peak: int
+    """The highest LX byte offset it writes on a core (0 when its result is in HBM)."""
 
 
 def _slice_bytes(loc: Loc, tensor: WorkTensor, per_core: Sequence[int], rows: int = 1) -> int:
@@ -142,9 +146,9 @@ def _slice_bytes(loc: Loc, tensor: WorkTensor, per_core: Sequence[int], rows: in
     return rows * math.prod(dim.touched(per_core) for dim in tensor.dims) * stick_bytes
 
 
-def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int]:
+def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:
     """One execution's traffic of ``op`` whose tensors (operands, then result) live at ``locs``,
-    and the cores it runs on."""
+    the cores it runs on and the highest LX byte offset it writes on a core."""
     problem = work_problem(op)
     space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
     splits = op.get_core_splits() or (1,) * len(problem.sizes)
@@ -154,21 +158,24 @@ def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int]:
     indirect = op.indirect_access()
     maps = op.get_indexing_maps()
     traffic = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
-    replicated = 0
-    for i, (tensor, loc) in enumerate(zip(problem.tensors[:-1], locs[:-1])):
+    replicated, lx_peak = 0, 0
+    for i, (tensor, loc) in enumerate(zip(problem.tensors, locs)):
         # A table read through an index: each core reads the rows of its index entries.
         rows = math.prod(per_core[d] for d in indirect.entry_dims) if indirect and i == indirect.table else 1
         nbytes = _slice_bytes(loc, tensor, per_core, rows)
-        traffic[loc.storage.memory][0] += cores * nbytes
-        if matmul and loc.storage.memory is Memory.HBM:
-            replicated += (cores - _distinct_slices(maps[i], splits)) * nbytes
-    out = locs[-1]
-    # A core writes its own LX copy; partial results combine into one HBM slice.
-    copies = cores if out.storage.memory is Memory.LX else _distinct_slices(maps[-1], splits)
-    traffic[out.storage.memory][1] += copies * _slice_bytes(out, problem.tensors[-1], per_core)
+        memory = loc.storage.memory
+        if i < len(locs) - 1:
+            traffic[memory][0] += cores * nbytes
+            if matmul and memory is Memory.HBM:
+                replicated += (cores - _distinct_slices(maps[i], splits)) * nbytes
+        elif memory is Memory.LX:  # every core writes its own slice at the planned offset
+            traffic[memory][1] += cores * nbytes
+            lx_peak = loc.storage.placement.value.data + nbytes
+        else:  # partial results of a split reduction combine into one HBM slice
+            traffic[memory][1] += _distinct_slices(maps[i], splits) * nbytes
     macs = math.prod(problem.sizes) if matmul else 0
     (hbm_read, hbm_written), (lx_read, lx_written) = traffic[Memory.HBM], traffic[Memory.LX]
-    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated), cores
+    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated), cores, lx_peak
 
 
 def _distinct_slices(indexing_map: AffineMap, splits: Sequence[int]) -> int:
@@ -187,9 +194,71 @@ def _executions(items: Sequence[Traced | TracedLoop], runs: int = 1) -> Iterator
 
 
 def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -> list[OpCost]:
-    """The predicted cost of every compute op of the planned function ``body``, in program order."""
+    """The predicted cost of every compute op of the planned function ``body``, in program order
+    (the order of the SDSC files)."""
     costs = []
     for traced, runs in _executions(StorageTrace(body, alignment).run()):
-        traffic, cores = op_traffic(traced.op, traced.locs)
-        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * kernel_ns(traffic, cores, facts)))
+        traffic, cores, lx_peak = op_traffic(traced.op, traced.locs)
+        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * kernel_ns(traffic, cores, facts),
+                            lx_peak))
     return costs
+
+
+def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
+    """The roofline lower bound of ``body`` on ``cores`` cores: each graph input read once and each
+    output written once at peak bandwidth, against all its MACs at the peak of all the cores."""
+    inputs = sum(tensor_layout(t).nbytes for t in body.function_type.inputs.data)
+    outputs = sum(tensor_layout(t).nbytes for t in body.function_type.outputs.data)
+    macs = sum(math.prod(op.get_iteration_space()) for op in body.walk()
+               if isinstance(op, ComputeOp) and op.op_func().kind is OpKind.MATMUL)
+    return max((inputs + outputs) / facts.hbm_bytes_per_ns, macs / (cores * facts.macs_per_ns_per_core))
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """The prediction for a planned program: per compute op (SDSC file) and in total."""
+
+    ops: tuple[OpCost, ...]
+    lower_bound_ns: float
+    cores: int
+
+    @property
+    def total_ns(self) -> float:
+        """Predicted device time of the whole bundle: its kernels run one after another."""
+        return sum(c.ns for c in self.ops)
+
+    @property
+    def traffic(self) -> Traffic:
+        """All the bytes the bundle moves."""
+        return sum((c.traffic for c in self.ops), Traffic())
+
+    def table(self) -> str:
+        """The report as text: one row per SDSC file, a total, the lower bound and the ratio."""
+        head = ("sdsc file", "op", "runs", "cores", "predicted us", "HBM read", "HBM written", "LX read",
+                "LX written", "LX peak")
+        rows = [(f"sdsc_{i}.json", c.op.op_func().name, c.runs, c.cores, f"{c.ns / 1000:.1f}",
+                 *(f"{n:,}" for n in (c.traffic.hbm_read, c.traffic.hbm_written, c.traffic.lx_read,
+                                      c.traffic.lx_written, c.lx_peak)))
+                for i, c in enumerate(self.ops)]
+        total = self.traffic
+        rows.append(("total", "", sum(c.runs for c in self.ops), self.cores, f"{self.total_ns / 1000:.1f}",
+                     *(f"{n:,}" for n in (total.hbm_read, total.hbm_written, total.lx_read, total.lx_written,
+                                          max((c.lx_peak for c in self.ops), default=0)))))
+        widths = [max(len(str(r[k])) for r in (head, *rows)) for k in range(len(head))]
+        lines = ["  ".join(str(v).ljust(w) if k < 2 else str(v).rjust(w) for k, (v, w) in enumerate(zip(r, widths)))
+                 for r in (head, *rows)]
+        ratio = self.total_ns / self.lower_bound_ns if self.lower_bound_ns else float("inf")
+        lines.append(f"lower bound {self.lower_bound_ns / 1000:.1f} us (graph inputs read and outputs written "
+                     f"once at peak bandwidth, or all MACs at peak); predicted / lower bound = {ratio:.2f}")
+        return "\n".join(lines) + "\n"
+
+
+def cost_report(module: ModuleOp, facts: CostFacts = SPYRE_FACTS) -> CostReport:
+    """The :class:`CostReport` of a planned module (after spyre-plan-memory): its one function on
+    its ``#spyre.target``."""
+    bodies = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    if len(bodies) != 1:
+        raise SpyreError(f"a cost report needs one function of compute ops, found {len(bodies)}", op=module)
+    config = target_config(module)
+    return CostReport(tuple(predict(bodies[0], config.alignment, facts)),
+                      lower_bound_ns(bodies[0], config.cores, facts), config.cores)

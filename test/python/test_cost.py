@@ -102,6 +102,7 @@ def test_predicted_traffic_is_the_counted_traffic(name: str, cores: int, tmp_pat
         predicted = (cost.traffic.hbm_read, cost.traffic.hbm_written, cost.traffic.lx_read, cost.traffic.lx_written)
         assert predicted == tuple(getattr(counted, c) for c in COUNTERS), counted.filename
         assert cost.runs == counted.executions and cost.cores == counted.cores_used, counted.filename
+        assert cost.lx_peak == max(counted.lx_end.values(), default=0), counted.filename
 
 
 # --------------------------------------------------------------------------
@@ -175,3 +176,35 @@ def test_a_replicated_right_hand_input_is_priced_at_the_per_core_rate() -> None:
     assert cost.op.get_core_splits() == (32, 1, 1)
     assert cost.traffic.replicated_read == 8 * 31 * 4 * MB
     assert cost.ns / 1000 > 10 * 423.1
+
+
+# --------------------------------------------------------------------------
+# Reports: spyre-compile --report and spyre_mlir.compile(...).report
+# --------------------------------------------------------------------------
+
+
+def test_spyre_compile_report_is_the_counted_traffic(tmp_path, capsys) -> None:
+    from spyre_mlir.tools.spyre_compile import main
+
+    assert main([str(ROOT / "examples/softmax.py:build"), "-o", str(tmp_path / "out"), "--cores", "4",
+                 "--report"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:6] == ["sdsc", "file", "op", "runs", "cores", "predicted"]
+    total = next(line for line in lines if line.startswith("total")).split()
+    assert lines[-1].startswith("lower bound ") and "predicted / lower bound = " in lines[-1]
+    _, stats = run(tmp_path / "out", imported.inputs("softmax", read_manifest(tmp_path / "out")))
+    counted = [f"{stats.total(c):,}" for c in COUNTERS]
+    assert total[4:8] == counted
+
+
+def test_the_python_api_returns_the_report() -> None:
+    from spyre_mlir import compile as spyre_compile
+
+    x = torch.randn(64, 128, dtype=torch.float16)
+    program = spyre_compile(lambda a: (a + 1).exp(), (x,), cores=4)
+    report = program.report
+    assert [c.op.op_func().name for c in report.ops] == ["add", "exp"]
+    # One input and one output of 64 x 128 fp16 at 150 bytes per ns: the lower bound.
+    assert report.lower_bound_ns == pytest.approx(2 * 64 * 128 * 2 / 150)
+    assert report.total_ns >= report.lower_bound_ns
+    assert "lower bound" in report.table()
