@@ -12,8 +12,9 @@ Per model (family, how it is called, dtype) and core count: the compile time
 (import, compile-time evaluation included, and every pass), the number of ops
 compile-time evaluation folded, SDSC executions, whether the outputs match eager
 within the dtype's tolerance and the largest absolute error, HBM bytes read and
-written (the interpreter's counters) and the highest LX high-water mark of any
-core.  Beside the error against eager, each row gives the largest error of the
+written (the interpreter's counters), the highest LX high-water mark of any
+core, and the cost model's predicted device time with its ratio to the roofline
+lower bound.  Beside the error against eager, each row gives the largest error of the
 compiled program and of eager against the same model run in float32: in a deep
 float16 model both drift from float32 by about as much, while a mismatch with
 eager alone is the dtype's rounding noise amplified (Granite's unscaled
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from spyre_mlir.analysis.cost import CostReport, cost_report
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import manifest_inputs
@@ -71,6 +73,10 @@ class Row:
     hbm_read: int = 0
     hbm_written: int = 0
     lx_peak: int = 0
+    predicted_us: float = 0.0
+    """The cost model's predicted device time of the plan (spyre_mlir.analysis.cost)."""
+    lower_bound_us: float = 0.0
+    """Its roofline lower bound."""
 
 
 def variants(families: list[str], dtypes: list[str], every: bool = True) -> list[Any]:
@@ -113,7 +119,9 @@ def measure(model: Any, cores_list: list[int], tmp: Path) -> list[Row]:
         row = Row(model.name, cores, "match", folded_ops=folded.value.data if folded is not None else 0)
         try:
             start = time.perf_counter()
-            compile_module(imported.clone(), out, CompileOptions(cores=cores), log=io.StringIO())
+            reports: list[CostReport] = []
+            compile_module(imported.clone(), out, CompileOptions(cores=cores), log=io.StringIO(),
+                           planned=lambda module: reports.append(cost_report(module)))
             row.compile_s = import_s + time.perf_counter() - start
             manifest = read_manifest(out)
             outputs, stats = run(out, manifest_inputs(program, inputs, manifest, model.name))
@@ -133,6 +141,7 @@ def measure(model: Any, cores_list: list[int], tmp: Path) -> list[Row]:
         row.executions = stats.total("executions")
         row.hbm_read, row.hbm_written = stats.total("hbm_bytes_read"), stats.total("hbm_bytes_written")
         row.lx_peak = max(stats.lx_peak_per_core(), default=0)
+        row.predicted_us, row.lower_bound_us = reports[0].total_ns / 1000, reports[0].lower_bound_ns / 1000
         rows.append(row)
     return rows
 
@@ -140,12 +149,13 @@ def measure(model: Any, cores_list: list[int], tmp: Path) -> list[Row]:
 def table(rows: list[Row]) -> str:
     """A Markdown table, one line per row."""
     head = ("model", "cores", "compile s", "folded", "executions", "match", "max abs err", "vs fp32",
-            "eager vs fp32", "HBM read", "HBM written", "LX peak")
+            "eager vs fp32", "HBM read", "HBM written", "LX peak", "predicted us", "pred / bound")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = (r.model, str(r.cores), f"{r.compile_s:.2f}", str(r.folded_ops), str(r.executions), r.status,
                  f"{r.max_abs_err:.3g}", f"{r.fp32_err:.3g}", f"{r.eager_fp32_err:.3g}", f"{r.hbm_read:,}",
-                 f"{r.hbm_written:,}", f"{r.lx_peak:,}")
+                 f"{r.hbm_written:,}", f"{r.lx_peak:,}", f"{r.predicted_us:.1f}",
+                 f"{r.predicted_us / r.lower_bound_us:.2f}" if r.lower_bound_us else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

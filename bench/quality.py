@@ -15,7 +15,9 @@ attribute removed from every op of the imported module before compiling):
 * LX peak: the highest LX high-water mark of any core against
   ``SpyreConfig().usable_lx_bytes``;
 * cores used per op (SDSC file): mean and minimum;
-* SDSC executions: ``sdsc_execute`` runs over the whole bundle.
+* SDSC executions: ``sdsc_execute`` runs over the whole bundle;
+* the cost model's predicted device time and its ratio to the roofline lower
+  bound (``spyre_mlir.analysis.cost``).
 
 Target: the seed example (``add_mul_nested``) with hints moves at most 1.05x
 the minimum HBM traffic.
@@ -39,6 +41,7 @@ from typing import Any
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
+from spyre_mlir.analysis.cost import CostReport, cost_report
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program, load_factory
@@ -66,6 +69,15 @@ class Row:
     cores_mean: float
     cores_min: int
     sdsc_executions: int
+    predicted_us: float
+    """The cost model's predicted device time of the plan (spyre_mlir.analysis.cost)."""
+    lower_bound_us: float
+    """Its roofline lower bound."""
+
+    @property
+    def bound_ratio(self) -> float:
+        """Predicted time over its lower bound."""
+        return self.predicted_us / self.lower_bound_us
 
     @property
     def hbm_ratio(self) -> float:
@@ -107,15 +119,17 @@ def measure(example: str, variant: str, module: ModuleOp,
             program: tuple[torch.export.ExportedProgram, tuple[Any, ...]], cores: int, out: Path) -> Row:
     """Compile ``module`` (imported from the exported ``program`` with its inputs) on ``cores``
     into ``out``, run it, and collect the figures."""
-    compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO())
+    reports: list[CostReport] = []
+    compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO(),
+                   planned=lambda planned_module: reports.append(cost_report(planned_module)))
     manifest = read_manifest(out)
     exported, inputs = program
     _, stats = run(out, manifest_inputs(exported, inputs, manifest, example))
-    return row_of(example, variant, manifest, stats)
+    return row_of(example, variant, manifest, stats, reports[0])
 
 
-def row_of(example: str, variant: str, manifest: Manifest, stats: RunStats) -> Row:
-    """The figures of one run."""
+def row_of(example: str, variant: str, manifest: Manifest, stats: RunStats, report: CostReport) -> Row:
+    """The figures of one run and the prediction for its plan."""
     cores = [op.cores_used for op in stats.ops]
     return Row(example=example, variant=variant,
                hbm_bytes=stats.total("hbm_bytes_read") + stats.total("hbm_bytes_written"),
@@ -123,16 +137,17 @@ def row_of(example: str, variant: str, manifest: Manifest, stats: RunStats) -> R
                lx_peak_bytes=max(stats.lx_peak_per_core(), default=0),
                lx_usable_bytes=SpyreConfig().usable_lx_bytes,
                cores_mean=statistics.fmean(cores), cores_min=min(cores),
-               sdsc_executions=stats.total("executions"))
+               sdsc_executions=stats.total("executions"), predicted_us=report.total_ns / 1000,
+               lower_bound_us=report.lower_bound_ns / 1000)
 
 
 def table(rows: list[Row]) -> str:
     """A fixed-width text table, one line per row."""
     head = ("example", "variant", "HBM bytes", "min bytes", "HBM/min", "LX peak", "LX/usable",
-            "cores mean", "cores min", "SDSC runs")
+            "cores mean", "cores min", "SDSC runs", "predicted us", "pred / bound")
     cells = [head] + [(r.example, r.variant, f"{r.hbm_bytes:,}", f"{r.hbm_min_bytes:,}", f"{r.hbm_ratio:.3f}",
                        f"{r.lx_peak_bytes:,}", f"{r.lx_fraction:.3f}", f"{r.cores_mean:.1f}", str(r.cores_min),
-                       str(r.sdsc_executions)) for r in rows]
+                       str(r.sdsc_executions), f"{r.predicted_us:.1f}", f"{r.bound_ratio:.2f}") for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
                      for row in cells)
