@@ -613,7 +613,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     4. ``solver`` places the LX candidates in ``lx_limit`` bytes per core.
     5. The copy-out of a value that did not get LX is removed again: that
        value is written straight into its destination.
-    6. The rest go to the HBM pool with their lifetimes in the final
+    6. The rest but fills go to the HBM pool with their lifetimes in the final
        program, placed by best fit without a limit, so pool offsets are
        reused by lifetime; except a value with explicit padding
        (:func:`_zeroed`), which gets ``<hbm, zeroed>``: a buffer of its own
@@ -625,8 +625,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
        accumulator that ends in an output takes the output, and the buffer a
        loop accumulator ends in when that is no output or window of another
        is a constant (when a fill or padding needs initialising) or a fresh
-       pool block above the others.  Fills still take part in step 6's pool
-       solve, though they never use the block it gives them.
+       pool block above the others.
     """
     outputs = output_arguments(body)
     copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
@@ -634,7 +633,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     for value, copy in copies:
         if value not in in_lx:
             _remove_copy_out(value, copy)
-    values = _values(body)
+    values = [v for v in _values(body) if not isinstance(v.op, FillOp)]  # a fill's buffer is a constant (7.)
     lifetimes = _lifetimes(body, values)
     buffers = {v: Buffer(f"v{i}", tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
                          end=lifetimes[v][1]) for i, v in enumerate(values)}
