@@ -208,3 +208,30 @@ def test_the_python_api_returns_the_report() -> None:
     assert report.lower_bound_ns == pytest.approx(2 * 64 * 128 * 2 / 150)
     assert report.total_ns >= report.lower_bound_ns
     assert "lower bound" in report.table()
+
+
+def test_the_tiled_seed_example_by_hand() -> None:
+    """add_mul_nested on 32 cores: 2 x 4 tiles of [512, 1024] fp16 (1 MiB each).  Per tile, the add
+    reads a and b from HBM and writes y to LX; the mul reads y from LX and c from HBM and writes z
+    to HBM.  Over the 8 tiles: the add moves 16 MiB one way (at peak), the mul 8 MiB each way (a
+    balanced copy)."""
+    _, module = imported("add_mul_nested")
+    _, (add, mul) = planned(module.clone(), 32)
+    tile = 512 * 1024 * 2
+    assert (add.runs, mul.runs) == (8, 8)
+    assert add.traffic == Traffic(hbm_read=16 * tile, lx_written=8 * tile)
+    assert mul.traffic == Traffic(hbm_read=8 * tile, hbm_written=8 * tile, lx_read=8 * tile)
+    assert add.ns == pytest.approx(16 * tile / 150)
+    assert mul.ns == pytest.approx(16 * tile / 150 + (2 / 105 - 2 / 150) * 8 * tile)
+    assert add.lx_peak == tile // 32 and mul.lx_peak == 0
+
+
+def test_a_stick_reduction_by_hand() -> None:
+    """A row sum of [256, 128] fp16 on 4 cores: every core reads its 64 rows of two sticks and
+    writes one (sparse) stick per row, the result keeping the reduced dim on the stick."""
+    x = torch.randn(256, 128, dtype=torch.float16)
+    _, (cost,) = planned(import_program(export_model(lambda a: a.sum(-1, keepdim=True), (x,))), 4)
+    stick = 128
+    assert cost.traffic == Traffic(hbm_read=256 * 2 * stick, hbm_written=256 * stick)
+    read, written = 256 * 2 * stick, 256 * stick
+    assert cost.ns == pytest.approx((read + written) / 150 + (2 / 105 - 2 / 150) * written)
