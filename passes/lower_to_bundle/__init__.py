@@ -93,6 +93,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
+from spyre_mlir.analysis.cost import PREDICTED_ATTR, OpCost, lower_bound_ns, price
 from spyre_mlir.analysis.kernel_args import (
     argument_role_and_name,
     argument_types,
@@ -270,6 +271,18 @@ def _specs(items: Sequence[Traced | TracedLoop], cores: int, new_symbol: Callabl
     return out
 
 
+def _record_prediction(bundle: func.FuncOp, costs: Sequence[OpCost], bound_ns: float) -> None:
+    """The cost model's prediction for each ``sdsc_execute`` (``spyre.predicted``, by the names of
+    the interpreter's statistics) and the program's lower bound (on the bundle function); the
+    writer gathers them into ``cost.json``."""
+    executes = [op for op in bundle.walk() if isinstance(op, SdscExecuteOp)]
+    for op, cost in zip(executes, costs, strict=True):
+        op.attributes[PREDICTED_ATTR] = DictionaryAttr({
+            key: FloatAttr(value, f64) if isinstance(value, float) else IntegerAttr(value, i64)
+            for key, value in cost.figures().items()})
+    bundle.attributes[PREDICTED_ATTR] = DictionaryAttr({"lower_bound_us": FloatAttr(round(bound_ns / 1000, 3), f64)})
+
+
 def _address_key(spec_arg_placement: PlacementAttr, pool_index: int) -> tuple[int, int]:
     """(kernel argument, byte offset) of a tensor's base."""
     if spec_arg_placement.placement_kind is PlacementKind.POOL:
@@ -388,11 +401,13 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
     _check_results(source)
     trace = StorageTrace(source, config.alignment)
     items = trace.run()
+    costs, bound_ns = price(items), lower_bound_ns(source, config.cores)
     symbols = itertools.count(-1, -1)
     lowered = _specs(items, config.cores, lambda: next(symbols))
     specs = [e.spec for e in _flatten(lowered)]
     args = _kernel_args(source, inputs, trace)
     bundle = build_bundle(lowered, args, config.cores)
+    _record_prediction(bundle, costs, bound_ns)
     module.body.block.insert_op_before(bundle, source)
     module.body.block.erase_op(source)
     return BundleResult(bundle, tuple(args), tuple(specs))

@@ -52,6 +52,11 @@ from spyre_mlir.hardware import element_bytes
 from spyre_mlir.opfuncs import OpKind
 
 
+PREDICTED_ATTR = "spyre.predicted"
+"""Attribute of a lowered ``sdsc_execute`` (its :meth:`OpCost.figures`) and of the bundle function
+(``lower_bound_us``): the prediction the writer puts in ``cost.json``."""
+
+
 @dataclass(frozen=True)
 class CostFacts:
     """Facts about Spyre the model prices with.  Source: torch-spyre's calibrated analytical
@@ -137,6 +142,13 @@ class OpCost:
     lx_peak: int
     """The highest LX byte offset it writes on a core (0 when its result is in HBM)."""
 
+    def figures(self) -> dict[str, float | int]:
+        """The prediction by the names of the interpreter's statistics (``predicted_us`` besides)."""
+        return {"predicted_us": round(self.ns / 1000, 3), "executions": self.runs, "cores_used": self.cores,
+                "hbm_bytes_read": self.traffic.hbm_read, "hbm_bytes_written": self.traffic.hbm_written,
+                "lx_bytes_read": self.traffic.lx_read, "lx_bytes_written": self.traffic.lx_written,
+                "lx_peak_bytes": self.lx_peak}
+
 
 def _slice_bytes(loc: Loc, tensor: WorkTensor, per_core: Sequence[int], rows: int = 1) -> int:
     """Bytes of one core's slice of a tensor: whole sticks over the device positions it touches
@@ -193,15 +205,20 @@ def _executions(items: Sequence[Traced | TracedLoop], runs: int = 1) -> Iterator
             yield item, runs
 
 
-def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -> list[OpCost]:
-    """The predicted cost of every compute op of the planned function ``body``, in program order
-    (the order of the SDSC files)."""
+def price(items: Sequence[Traced | TracedLoop], facts: CostFacts = SPYRE_FACTS) -> list[OpCost]:
+    """The cost of every compute op a storage trace walked (:meth:`StorageTrace.run`), in program
+    order (the order of the SDSC files)."""
     costs = []
-    for traced, runs in _executions(StorageTrace(body, alignment).run()):
+    for traced, runs in _executions(items):
         traffic, cores, lx_peak = op_traffic(traced.op, traced.locs)
         costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * kernel_ns(traffic, cores, facts),
                             lx_peak))
     return costs
+
+
+def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -> list[OpCost]:
+    """The predicted cost of every compute op of the planned function ``body``, in program order."""
+    return price(StorageTrace(body, alignment).run(), facts)
 
 
 def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:

@@ -1,6 +1,7 @@
 # The writer (DESIGN §4 stage 8): the lowered bundle module -> an output
-# directory of DIR/bundle.mlir, DIR/sdsc_<n>.json, DIR/manifest.json and one
-# DIR/<name>.bin per constant the import computed (its values), written
+# directory of DIR/bundle.mlir, DIR/sdsc_<n>.json, DIR/manifest.json, one
+# DIR/<name>.bin per constant the import computed (its values) and
+# DIR/cost.json (the cost model's prediction the lowering recorded), written
 # atomically (a temporary directory beside DIR, then a rename).  Reads the
 # @sdsc_bundle function (its sdsc_execute OpSpecs and kernel-argument
 # attributes) and the module's `#spyre.target` (cores, LX fraction); writes
@@ -14,6 +15,7 @@ error unless ``force``; a failure leaves DIR as it was.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -30,7 +32,10 @@ from xdsl.dialects.builtin import (
     StringAttr,
     f32,
 )
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute
 
+from spyre_mlir.analysis.cost import PREDICTED_ATTR
 from spyre_mlir.codegen.bundle_text import bundle_func, print_bundle
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.codegen.sdsc import dumps, sdsc_json
@@ -79,6 +84,21 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
                       _data_name(attr))
 
 
+def _prediction(bundle: FuncOp) -> str | None:
+    """``cost.json``: the cost model's figures per SDSC file and the program's lower bound, None
+    for a bundle that carries no prediction."""
+    def number(attr: Attribute) -> int | float:
+        return attr.value.data if isinstance(attr, IntegerAttr) else float(attr.value.data)
+
+    per_file = {op.sdsc_filename.data: {k: number(v) for k, v in op.attributes[PREDICTED_ATTR].data.items()}
+                for op in bundle.walk() if isinstance(op, SdscExecuteOp) and PREDICTED_ATTR in op.attributes}
+    total = bundle.attributes.get(PREDICTED_ATTR)
+    if not per_file or not isinstance(total, DictionaryAttr):
+        return None
+    document = {"sdsc_files": per_file, **{k: number(v) for k, v in total.data.items()}}
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
 def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:
     """File name -> text (or bytes, for constants' values) of every file of the output directory.
 
@@ -103,6 +123,8 @@ def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:
     for attr in kernel_args.data:
         if (name := _data_name(attr)) is not None:
             files[name] = _data_bytes(attr)
+    if (prediction := _prediction(bundle)) is not None:
+        files["cost.json"] = prediction
     target = target_config(module)
     manifest = Manifest(args=tuple(_kernel_arg(a) for a in kernel_args.data), sdsc_files=tuple(names),
                         cores=target.cores, backend_lx_fraction=target.backend_lx_fraction)

@@ -1,8 +1,8 @@
 # Loading a compiled output directory for the interpreter: manifest.json, the
 # bundle function of bundle.mlir (parsed with our dialects, compiled to
 # closures), every SDSC file it runs (checked, then prepared as a kernel) and
-# the values of its stored constants, each confined to the directory.  Reads
-# DIR/*; writes nothing.  Uses no compiler pass, importer or codegen object.
+# the values of its stored constants, each confined to the directory, and the
+# compiler's prediction (cost.json) when there is one.  Reads DIR/*; writes nothing.  Uses no compiler pass, importer or codegen object.
 """A compiled output directory, loaded and checked."""
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class OutputDir:
     """``specs`` prepared for execution on ``config``."""
     constants: dict[str, np.ndarray]
     """The host values of every constant with ``data``, by argument name."""
+    predicted: dict[str, dict[str, float]] | None = None
+    """The compiler's prediction per SDSC file (``cost.json``), by statistic name; None without one."""
     devices: list[Device] = field(default_factory=list, compare=False)
     """Devices of finished runs, for later runs to reset and reuse."""
 
@@ -75,7 +77,24 @@ def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None
     kernels = {name: SdscKernel(spec) for name, spec in specs.items()}
     constants = {arg.name: read_constant_data(root, arg) for arg in manifest.constants if arg.data is not None}
     return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels,
-                     constants)
+                     constants, _read_prediction(root, manifest))
+
+
+def _read_prediction(root: Path, manifest: Manifest) -> dict[str, dict[str, float]] | None:
+    """The compiler's prediction per SDSC file (``cost.json``), None for a directory without one."""
+    path = root / "cost.json"
+    if not path.exists():
+        return None
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise SpyreError(f"cannot read the prediction: {e}", loc=str(path)) from None
+    files = document.get("sdsc_files") if isinstance(document, dict) else None
+    if not isinstance(files, dict) or set(files) != set(manifest.sdsc_files) or not all(
+            isinstance(figures, dict) and all(isinstance(v, int | float) for v in figures.values())
+            for figures in files.values()):
+        raise SpyreError("'sdsc_files' must give numbers for every SDSC file of the manifest", loc=str(path))
+    return files
 
 
 def read_constant_data(directory: str | Path, arg: KernelArg) -> np.ndarray:

@@ -63,7 +63,8 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
         for index, execution in enumerate(trace):
             executors[execution.op.sdsc_filename.data].run(execution, index)
         outputs = {arg.name: device.read_back(arg) for arg in manifest.outputs}
-    stats = RunStats([e.stats for e in executors.values()], manifest.cores, events=log.events if log else [])
+    stats = RunStats([e.stats for e in executors.values()], manifest.cores, events=log.events if log else [],
+                     predicted=loaded.predicted)
     loaded.devices.append(device)
     warn_non_finite(outputs, str(loaded.path))
     return outputs, stats

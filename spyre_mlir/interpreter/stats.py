@@ -70,6 +70,8 @@ class RunStats:
     max_rel_err: float | None = None
     events: list[ExecutionEvent] = field(default_factory=list)
     """Every execution in order, when the run recorded them (else empty)."""
+    predicted: Mapping[str, Mapping[str, float]] | None = None
+    """The compiler's prediction per SDSC file (``cost.json``), by statistic name, when it made one."""
 
     def lx_peak_per_core(self) -> list[int]:
         """LX high-water mark of each core."""
@@ -93,6 +95,8 @@ class RunStats:
             out.update(max_abs_err=self.max_abs_err, max_rel_err=self.max_rel_err)
         if self.events:
             out["executions"] = [event.as_dict() for event in self.events]
+        if self.predicted is not None:
+            out["predicted"] = {name: dict(figures) for name, figures in self.predicted.items()}
         return out
 
     def table(self) -> str:
@@ -103,6 +107,15 @@ class RunStats:
         d = self.as_dict()
         rows.append(("total", "", d["sdsc_executions"], d["cores_used"], *(d[c] for c in _COUNTERS),
                      d["lx_peak_bytes"]))
+        if self.predicted is not None:  # the compiler's prediction beside what the run counted
+            head = (*head, "predicted us", "predicted HBM read", "predicted HBM written")
+            predicted = [self.predicted[op.filename] for op in self.ops]
+            figures = [(f"{p['predicted_us']:.1f}", int(p["hbm_bytes_read"]), int(p["hbm_bytes_written"]))
+                       for p in predicted]
+            figures.append((f"{sum(p['predicted_us'] for p in predicted):.1f}",
+                            sum(int(p["hbm_bytes_read"]) for p in predicted),
+                            sum(int(p["hbm_bytes_written"]) for p in predicted)))
+            rows = [(*row, *extra) for row, extra in zip(rows, figures)]
         cells = [head] + [tuple(f"{v:,}" if isinstance(v, int) else str(v) for v in row) for row in rows]
         widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))

@@ -44,7 +44,7 @@ def test_cli_writes_directory_deterministically(tmp_path, add_mlir):
     assert main([str(add_mlir), "-o", str(tmp_path / "o1"), "--cores", "4"]) == 0
     assert main([str(add_mlir), "-o", str(tmp_path / "o2"), "--cores", "4"]) == 0
     first = files_of(tmp_path / "o1")
-    assert list(first) == ["bundle.mlir", "manifest.json", "sdsc_0.json", "sdsc_1.json"]
+    assert list(first) == ["bundle.mlir", "cost.json", "manifest.json", "sdsc_0.json", "sdsc_1.json"]
     assert first == files_of(tmp_path / "o2")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
@@ -119,7 +119,8 @@ def test_compile_api(tmp_path):
     a = torch.randn(64, 128, dtype=torch.float16)
     program = spyre_mlir.compile(lambda x, y: x * y + x, (a, a), cores=2, out_dir=tmp_path / "api")
     assert program.directory == tmp_path / "api"
-    assert sorted(files_of(program.directory)) == ["bundle.mlir", "manifest.json", "sdsc_0.json", "sdsc_1.json"]
+    assert sorted(files_of(program.directory)) == ["bundle.mlir", "cost.json", "manifest.json", "sdsc_0.json",
+                                                   "sdsc_1.json"]
     temp = spyre_mlir.compile(lambda x: x + x, (a,))
     assert (temp.directory / "bundle.mlir").exists()
     shutil.rmtree(temp.directory.parent)

@@ -235,3 +235,33 @@ def test_a_stick_reduction_by_hand() -> None:
     assert cost.traffic == Traffic(hbm_read=256 * 2 * stick, hbm_written=256 * stick)
     read, written = 256 * 2 * stick, 256 * stick
     assert cost.ns == pytest.approx((read + written) / 150 + (2 / 105 - 2 / 150) * written)
+
+
+def test_spyre_run_stats_shows_the_prediction_beside_the_counts(tmp_path, capsys) -> None:
+    """cost.json carries the prediction into the output directory; spyre-run --stats prints it
+    next to what the run counted, and the two agree."""
+    from spyre_mlir.tools.spyre_compile import main as compile_main
+    from spyre_mlir.tools.spyre_run import main as run_main
+
+    source = str(ROOT / "examples/softmax.py:build")
+    assert compile_main([source, "-o", str(tmp_path / "out"), "--cores", "4"]) == 0
+    assert run_main([str(tmp_path / "out"), "--check", source, "--stats"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("predicted us  predicted HBM read  predicted HBM written")
+    for line in lines[1:7]:
+        cells = line.split()
+        if cells[0] == "total":  # its op column is empty
+            cells.insert(1, "")
+        hbm_read, hbm_written, predicted_read, predicted_written = cells[4], cells[5], cells[-2], cells[-1]
+        assert (hbm_read, hbm_written) == (predicted_read, predicted_written), line
+
+
+def test_a_malformed_prediction_is_a_located_error(tmp_path) -> None:
+    from spyre_mlir.diagnostics import SpyreError
+    from spyre_mlir.tools.spyre_compile import main as compile_main
+
+    assert compile_main([str(ROOT / "examples/softmax.py:build"), "-o", str(tmp_path / "out")]) == 0
+    (tmp_path / "out" / "cost.json").write_text('{"sdsc_files": {"sdsc_0.json": {"predicted_us": "soon"}}}')
+    with pytest.raises(SpyreError, match="'sdsc_files' must give numbers for every SDSC file") as raised:
+        run(tmp_path / "out", imported.inputs("softmax", read_manifest(tmp_path / "out")))
+    assert raised.value.loc == str(tmp_path / "out" / "cost.json")
