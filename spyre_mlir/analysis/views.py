@@ -43,13 +43,10 @@ from spyre_mlir.opfuncs import OpKind
 
 
 class _Atom:
-    """An atom of a coordinate; atoms order by kind (dim, div, mod), then position or divisor."""
-
-    def sort_key(self) -> tuple[int, int, str]:
-        raise NotImplementedError
+    """An atom of a coordinate; atoms order by :func:`atom_key`."""
 
     def __lt__(self, other: _Atom) -> bool:
-        return self.sort_key() < other.sort_key()
+        return atom_key(self) < atom_key(other)
 
 
 @dataclass(frozen=True)
@@ -57,9 +54,6 @@ class Dim(_Atom):
     """Iteration dim ``pos``."""
 
     pos: int
-
-    def sort_key(self) -> tuple[int, int, str]:
-        return (0, self.pos, "")
 
 
 @dataclass(frozen=True)
@@ -69,9 +63,6 @@ class Div(_Atom):
     arg: Linear[Atom]
     divisor: int
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (1, self.divisor, repr(self.arg))
-
 
 @dataclass(frozen=True)
 class Mod(_Atom):
@@ -80,16 +71,21 @@ class Mod(_Atom):
     arg: Linear[Atom]
     divisor: int
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (2, self.divisor, repr(self.arg))
-
 
 Atom = Dim | Div | Mod
 
 
+def atom_key(atom: _Atom) -> tuple[int, int, str]:
+    """The order of atoms: by kind (dim, div, mod), then position or divisor, then argument."""
+    if isinstance(atom, Dim):
+        return (0, atom.pos, "")
+    assert isinstance(atom, Div | Mod)
+    return (1 if isinstance(atom, Div) else 2, atom.divisor, repr(atom.arg))
+
+
 def by_weight(lin: Linear[Atom]) -> list[tuple[Atom, int]]:
     """The terms of ``lin`` by decreasing coefficient, then atom: the order they are printed in."""
-    return sorted(lin.terms, key=lambda t: (-abs(t[1]), t[0].sort_key()))
+    return sorted(lin.terms, key=lambda t: (-abs(t[1]), atom_key(t[0])))
 
 
 def atoms(lin: Linear[Atom]) -> Iterator[Atom]:

@@ -71,6 +71,9 @@ class DeviceDim:
         """The distinct positions one core reads or writes along this dim; :meth:`positions` is
         their hull (``64 * d1 + d3`` with ``d3 < 32`` touches half of each 64 it spans)."""
         linear = affine_linear(self.coord)
+        if linear is not None and len(linear.terms) == 1:  # steps of c: no position skipped unless c > e
+            (d, c), = linear.terms
+            return per_core[d] if abs(c) >= self.elems_per_position else self.positions(per_core)
         if linear is None or math.prod(per_core[d] for d in linear.keys()) > _ENUMERATED_VALUES:
             return self.positions(per_core)
         values = {linear.const}
