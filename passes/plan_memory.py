@@ -64,7 +64,6 @@ leave the loop gets no copy-out: it is written straight to HBM, once.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -72,13 +71,14 @@ from xdsl.context import Context
 from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, TensorType, i64
 from xdsl.ir import Operation, OpResult, SSAValue, Use
-from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
+from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import output_arguments
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
-from spyre_mlir.analysis.work import core_to_slice, slice_order, stick_pieces, work_problem
+from spyre_mlir.analysis.residency import may_read_lx, may_write_lx
+from spyre_mlir.analysis.work import core_regions
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -87,7 +87,6 @@ from spyre_mlir.dialects.spyre import (
     PlacementKind,
     PointwiseOp,
     ViewOp,
-    expr_range,
     target_config,
     tensor_layout,
 )
@@ -422,24 +421,6 @@ def _lifetime(value: OpResult, pos: dict[Operation, int], after: dict[Operation,
     return start, end, len(readers) + 1
 
 
-def _core_regions(op: ComputeOp, tensor_index: int) -> list[tuple[tuple[int, int], ...]]:
-    """Per core (in core-id order), the host box ``(lo, hi)`` per dim that ``op`` touches of one tensor.
-
-    Iteration dims are counted in padded pieces as work division counts them,
-    and cores map to slices as in code generation (:func:`core_to_slice`).
-    """
-    space = op.get_iteration_space()
-    splits = op.get_core_splits() or (1,) * len(space)
-    piece = stick_pieces(space, work_problem(op).tensors)
-    per_core = [-(-s // p) // n * p for s, p, n in zip(space, piece, splits)]
-    index_map = op.get_indexing_maps()[tensor_index]
-    regions = []
-    for slices in core_to_slice(splits, slice_order(op), math.prod(splits)):
-        bounds = [(i * c, i * c + c - 1) for i, c in zip(slices, per_core)]
-        regions.append(tuple(expr_range(e, bounds) for e in index_map.results))
-    return regions
-
-
 def _covers_device_size(value: SSAValue, regions: list[tuple[tuple[int, int], ...]]) -> bool:
     """True when the union of the per-core boxes is the whole device tensor (no back gap, no padding)."""
     layout = tensor_layout(value.type)
@@ -456,34 +437,24 @@ def _covers_device_size(value: SSAValue, regions: list[tuple[tuple[int, int], ..
 def _lx_size(value: OpResult) -> int | None:
     """Per-core bytes if ``value`` may live in LX (DESIGN §9), else None.
 
-    Conditions: written by a compute op that does not split a reduction dim
-    (partial sums) and is not data movement (HBM to HBM); read only by compute
-    ops of the same block (its lifetime lies in one region), at least once,
-    none broadcasting it (a constant coordinate), moving it or reading it as the
-    index or table of an indirect access (the engine addresses both in HBM); writer and
+    Conditions: its writer and every reader pass the residency rule
+    (:mod:`spyre_mlir.analysis.residency`); it is read only by compute ops of
+    the same block (its lifetime lies in one region), at least once; writer and
     readers touch the same box of it on every core; the boxes cover the whole
     device tensor (no back gap).  Size: device bytes / cores sharing it.
     """
     writer = value.op
-    if not isinstance(writer, ComputeOp) or writer.op_func().kind is OpKind.DATA_MOVEMENT:
-        return None
-    splits = writer.get_core_splits() or ()
-    if any(splits[d] > 1 for d in writer.reduction_dims() if d < len(splits)):
+    if not isinstance(writer, ComputeOp) or not may_write_lx(writer):
         return None
     readers = [use.operation for use in value.uses]
     if not readers or any(not isinstance(r, ComputeOp) or r.parent_block() is not writer.parent_block()
-                          or r.op_func().kind is OpKind.DATA_MOVEMENT for r in readers):
+                          for r in readers):
         return None
-    regions = _core_regions(writer, len(writer.inputs))
+    regions = core_regions(writer, len(writer.inputs))
     for use in value.uses:
         reader = use.operation
         assert isinstance(reader, ComputeOp)
-        if any(isinstance(e, AffineConstantExpr) for e in reader.get_indexing_maps()[use.index].results):
-            return None
-        indirect = reader.indirect_access()
-        if indirect is not None and use.index in (indirect.index, indirect.table):
-            return None
-        if _core_regions(reader, use.index) != regions:
+        if not may_read_lx(reader, use.index) or core_regions(reader, use.index) != regions:
             return None
     nbytes = tensor_layout(value.type).nbytes
     if not _covers_device_size(value, regions) or nbytes % len(regions):

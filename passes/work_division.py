@@ -1,8 +1,10 @@
 # spyre-work-division: core work division (DESIGN §8, seed 003).
 # Reads every compute op's (per-tile) iteration space, indexing maps, operand
 # layouts (#spyre.layout or the shape's default), `dims` names and `work_div`
-# hints, and the module's `#spyre.target` (cores); writes `core_splits` (cores
-# per iteration dim) on every compute op.
+# hints, the splits already decided for its producers, and the module's
+# `#spyre.target` (cores, LX); prices candidate splits with the cost model
+# (analysis.cost); writes `core_splits` (cores per iteration dim) on every
+# compute op.
 """Core work division: split each compute op's iteration space across cores.
 
 Before::
@@ -36,9 +38,21 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    dim's piece count is an error; one that would need more cores than
    available, go below a span minimum, or split a second reduction dim is
    skipped with a warning.  Names the op does not iterate are ignored.
-4. Distribution (:func:`split_iteration_space`): output dims by decreasing
+4. Distribution by cost (:func:`cheapest`).  Among the legal splits
+   (:func:`legal_splits`: each split divides its dim's piece count, their
+   product is at most the core count, at most one reduction dim is split,
+   hinted dims keep their split, a table's data dims stay unsplit, every
+   tensor's span is within the limit), the one the cost model
+   (:mod:`spyre_mlir.analysis.cost`) predicts fastest: all dims of a matmul
+   together, so that M, N and K trade replicated reads against partial sums,
+   and fewer cores where they are as fast.  An operand counts as read from LX
+   when its producer leaves it there and the split reads it the same box per
+   core (:func:`residency_price`); otherwise every tensor is in HBM.  Ties go to
+   the old rule (:func:`split_iteration_space`: output dims by decreasing
    piece count, then at most one reduction dim, each multiplying its split by
-   the largest divisor of its remaining pieces that fits the core budget.
+   the largest divisor of its remaining pieces that fits the core budget),
+   then to more cores.  A split for fewer cores is a legal split for more, so
+   more cores are never predicted slower for one op.
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -56,7 +70,7 @@ The model these steps price (pieces, spans, the core -> slice mapping) is
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -65,16 +79,20 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from spyre_mlir.analysis.cost import division_traffic, kernel_ns
+from spyre_mlir.analysis.residency import may_read_lx, may_write_lx
 from spyre_mlir.analysis.work import (
     PieceSpace,
     WorkProblem,
+    core_regions,
+    divisors,
     reduce_spans,
     reductions_split,
     stick_pieces,
     work_problem,
 )
 from spyre_mlir.diagnostics import SpyreError, emit_warning
-from spyre_mlir.dialects.spyre import ComputeOp, target_config
+from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
 
 Dim = TypeVar("Dim")
@@ -214,29 +232,104 @@ def apply_work_div(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
     return hinted
 
 
+Price = Callable[[tuple[int, ...]], float]
+"""Predicted ns of one execution of an op under a split (``core_splits``)."""
+
+
+def hbm_price(problem: WorkProblem) -> Price:
+    """The cost model's price of ``problem`` under a split, every tensor in HBM."""
+    memories = [Memory.HBM] * len(problem.tensors)
+    return lambda splits: kernel_ns(division_traffic(problem, splits, memories), math.prod(splits))
+
+
+def legal_splits(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
+                 hinted: Mapping[int, int]) -> list[tuple[int, ...]]:
+    """Every split of ``problem`` the rules allow (step 4): each split divides its dim's piece
+    count; their product is at most ``config.cores``; at most one reduction dim is split; a
+    ``hinted`` dim has its hinted split and a table's data dim 1; every tensor but a table read
+    through an index has a per-core span within ``config.span_limit_bytes``."""
+    options = [[hinted[d]] if d in hinted else [1] if d in problem.unsplit
+               else [s for s in divisors(pieces) if s <= config.cores] for d, pieces in enumerate(space.pieces)]
+    legal = []
+
+    def extend(prefix: tuple[int, ...], used: int) -> None:
+        if len(prefix) == len(options):
+            by_dim = dict(enumerate(prefix))
+            if all(space.span(t, by_dim) <= config.span_limit_bytes
+                   for i, t in enumerate(problem.tensors) if i not in problem.shared):
+                legal.append(prefix)
+            return
+        for s in options[len(prefix)]:
+            trial = (*prefix, s)
+            if used * s <= config.cores and reductions_split(dict(enumerate(trial)), problem.reduction_dims) <= 1:
+                extend(trial, used * s)
+
+    extend((), 1)
+    return legal
+
+
+def cheapest(candidates: Sequence[tuple[int, ...]], price: Price, preferred: tuple[int, ...]) -> tuple[int, ...]:
+    """The candidate split of least ``price``; among equal prices ``preferred`` if it is one,
+    else the one using most cores (then the first)."""
+    priced = [(price(c), c) for c in candidates]
+    best = min(ns for ns, _ in priced)
+    tied = [c for ns, c in priced if ns <= best * (1 + _TIE)]
+    return preferred if preferred in tied else max(tied, key=math.prod)
+
+
+_TIE = 1e-9
+"""Prices within this relative difference are equal (rounding of the model's sums)."""
+
+
 def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tuple[str, object]] = (),
-              anchor: Operation | None = None) -> WorkDivision:
-    """Steps 1-4 of work division on ``problem``; ``anchor`` locates diagnostics."""
+              anchor: Operation | None = None, price: Price | None = None) -> WorkDivision:
+    """Steps 1-4 of work division on ``problem``; ``anchor`` locates diagnostics; ``price``
+    (default :func:`hbm_price`) is the cost of a split."""
     # 1. Stick adjustment: count stick dims in whole sticks.
     space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
     # 2. Span reduction: minimum splits for the per-core span limit.
     minimums = reduce_spans(problem, space, config, anchor)
     # 3. work_div hints: exact splits, within the core count.
     hinted = apply_work_div(problem, space, config, minimums, requests, anchor)
-    # 4. Distribution of the remaining cores.
+    # 4. Distribution by cost, the largest-dim-first distribution breaking ties.
     dims = range(len(problem.sizes))
     by_dim = split_iteration_space(dict(zip(dims, space.pieces)), config.cores, problem.output_dims,
                                    problem.reduction_dims, {**minimums, **hinted}, {*hinted, *problem.unsplit})
-    splits = tuple(by_dim[d] for d in dims)
-    spans = tuple(space.span(t, by_dim) for t in problem.tensors)
-    assert all(s <= config.span_limit_bytes for i, s in enumerate(spans) if i not in problem.shared), \
-        (problem, splits, spans)
+    splits = cheapest(legal_splits(problem, space, config, hinted), price or hbm_price(problem),
+                      tuple(by_dim[d] for d in dims))
+    spans = tuple(space.span(t, dict(enumerate(splits))) for t in problem.tensors)
     return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans)
 
 
+def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
+    """The cost model's price of ``op`` under a split, reading from LX each operand that its
+    producer (an earlier compute op of the block, already divided) may leave in LX, that fits in
+    LX per core and that the split reads the same box per core as the producer writes it
+    (:mod:`spyre_mlir.analysis.residency`); every other tensor is in HBM."""
+    problem = work_problem(op)
+    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
+    written: dict[int, list[tuple[tuple[int, int], ...]]] = {}
+    for i, operand in enumerate(op.inputs):
+        producer = operand.owner
+        if (isinstance(producer, ComputeOp) and producer.parent_block() is op.parent_block()
+                and producer.get_core_splits() is not None and may_write_lx(producer) and may_read_lx(op, i)):
+            regions = core_regions(producer, len(producer.inputs))
+            if tensor_layout(operand.type).nbytes // len(regions) <= config.usable_lx_bytes:
+                written[i] = regions
+
+    def price(splits: tuple[int, ...]) -> float:
+        memories = [Memory.LX if i in written and core_regions(op, i, splits, space) == written[i] else Memory.HBM
+                    for i in range(len(op.inputs))]
+        return kernel_ns(division_traffic(problem, splits, [*memories, Memory.HBM]), math.prod(splits))
+
+    return price
+
+
 def divide_work(op: ComputeOp, config: SpyreConfig) -> WorkDivision:
-    """Decide ``op``'s core splits and write them as its ``core_splits`` (recomputed from scratch)."""
-    division = plan_work(work_problem(op), config, _hint_requests(op), anchor=op)
+    """Decide ``op``'s core splits and write them as its ``core_splits`` (recomputed from scratch),
+    priced by :func:`residency_price` (its producers divided first)."""
+    division = plan_work(work_problem(op), config, _hint_requests(op), anchor=op,
+                         price=residency_price(op, config))
     op.core_splits = DenseArrayBase.from_list(i64, list(division.splits))
     return division
 

@@ -42,13 +42,11 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir.affine import AffineMap
 
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
-from spyre_mlir.analysis.work import PieceSpace, WorkTensor, stick_pieces, work_problem
+from spyre_mlir.analysis.work import PieceSpace, WorkProblem, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
-from spyre_mlir.hardware import element_bytes
 from spyre_mlir.opfuncs import OpKind
 
 
@@ -150,51 +148,47 @@ class OpCost:
                 "lx_peak_bytes": self.lx_peak}
 
 
-def _slice_bytes(loc: Loc, tensor: WorkTensor, per_core: Sequence[int], rows: int = 1) -> int:
-    """Bytes of one core's slice of a tensor: whole sticks over the device positions it touches
-    (``rows`` of them along a dim the core reads through an index)."""
-    layout = loc.storage.layout
-    stick_bytes = layout.elems_per_stick * element_bytes(layout.dtype)
-    return rows * math.prod(dim.touched(per_core) for dim in tensor.dims) * stick_bytes
+def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequence[Memory]) -> Traffic:
+    """One execution's traffic of the op ``problem`` describes, divided by ``splits``, with its
+    tensors (operands, then the result) in ``memories``.
+
+    Each core moves whole sticks over the device positions it touches of each
+    tensor (one table row per index entry it iterates, for a table read through
+    an index); an operand is read by every core, an LX result written by every
+    core, an HBM result once per distinct slice (the partial results of a split
+    reduction combine into one).
+    """
+    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
+    per_core = space.per_core(dict(enumerate(splits)))
+    cores = math.prod(splits)
+    moved = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
+    replicated = 0
+    for i, (tensor, memory) in enumerate(zip(problem.tensors, memories, strict=True)):
+        rows = math.prod(per_core[d] for d in problem.entry_dims) if i in problem.shared else 1
+        nbytes = rows * math.prod(dim.touched(per_core) for dim in tensor.dims) * tensor.stick_bytes
+        distinct = math.prod(s for d, s in enumerate(splits) if d in tensor.used_dims())
+        if i < len(problem.tensors) - 1:
+            moved[memory][0] += cores * nbytes
+            if problem.matmul and memory is Memory.HBM:
+                replicated += (cores - distinct) * nbytes
+        else:
+            moved[memory][1] += (cores if memory is Memory.LX else distinct) * nbytes
+    macs = math.prod(problem.sizes) if problem.matmul else 0
+    (hbm_read, hbm_written), (lx_read, lx_written) = moved[Memory.HBM], moved[Memory.LX]
+    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated)
 
 
 def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:
     """One execution's traffic of ``op`` whose tensors (operands, then result) live at ``locs``,
     the cores it runs on and the highest LX byte offset it writes on a core."""
     problem = work_problem(op)
-    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
     splits = op.get_core_splits() or (1,) * len(problem.sizes)
-    per_core = space.per_core(dict(enumerate(splits)))
-    cores = math.prod(splits)
-    matmul = op.op_func().kind is OpKind.MATMUL
-    indirect = op.indirect_access()
-    maps = op.get_indexing_maps()
-    traffic = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
-    replicated, lx_peak = 0, 0
-    for i, (tensor, loc) in enumerate(zip(problem.tensors, locs)):
-        # A table read through an index: each core reads the rows of its index entries.
-        rows = math.prod(per_core[d] for d in indirect.entry_dims) if indirect and i == indirect.table else 1
-        nbytes = _slice_bytes(loc, tensor, per_core, rows)
-        memory = loc.storage.memory
-        if i < len(locs) - 1:
-            traffic[memory][0] += cores * nbytes
-            if matmul and memory is Memory.HBM:
-                replicated += (cores - _distinct_slices(maps[i], splits)) * nbytes
-        elif memory is Memory.LX:  # every core writes its own slice at the planned offset
-            traffic[memory][1] += cores * nbytes
-            lx_peak = loc.storage.placement.value.data + nbytes
-        else:  # partial results of a split reduction combine into one HBM slice
-            traffic[memory][1] += _distinct_slices(maps[i], splits) * nbytes
-    macs = math.prod(problem.sizes) if matmul else 0
-    (hbm_read, hbm_written), (lx_read, lx_written) = traffic[Memory.HBM], traffic[Memory.LX]
-    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated), cores, lx_peak
-
-
-def _distinct_slices(indexing_map: AffineMap, splits: Sequence[int]) -> int:
-    """How many different slices of a tensor the cores work on: the splits of the iteration dims
-    its map uses (cores differing only in another dim share a slice)."""
-    used = set().union(*(e.used_dims() for e in indexing_map.results))
-    return math.prod(s for d, s in enumerate(splits) if d in used)
+    traffic = division_traffic(problem, splits, [loc.storage.memory for loc in locs])
+    result = locs[-1].storage
+    lx_peak = 0
+    if result.memory is Memory.LX:
+        lx_peak = result.placement.value.data + traffic.lx_written // math.prod(splits)
+    return traffic, math.prod(splits), lx_peak
 
 
 def _executions(items: Sequence[Traced | TracedLoop], runs: int = 1) -> Iterator[tuple[Traced, int]]:

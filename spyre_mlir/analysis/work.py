@@ -115,6 +115,14 @@ class WorkTensor:
     elems_per_stick: int
     """Elements of its dtype in one stick."""
 
+    stick_bytes: int
+    """Bytes of one stick: what a core moves per position it touches."""
+
+    def used_dims(self) -> set[int]:
+        """The iteration dims its coordinates use: cores differing only in another dim share a slice."""
+        coords = [dim.coord for dim in self.dims] + ([self.stick_coord] if self.stick_coord is not None else [])
+        return set().union(*(c.used_dims() for c in coords))
+
 
 @dataclass(frozen=True)
 class WorkProblem:
@@ -138,6 +146,13 @@ class WorkProblem:
     shared: tuple[int, ...] = ()
     """Positions in ``tensors`` of tables read through an index: whole on every core, their rows
     addressed through the index, so the span limit does not divide them."""
+
+    entry_dims: tuple[int, ...] = ()
+    """Iteration dims of the index entries, for a table read through an index: a core reads one
+    table row per entry it iterates."""
+
+    matmul: bool = False
+    """A matmul: it computes ``prod(sizes)`` MACs, and a slice several cores read is replicated."""
 
     @property
     def output_dims(self) -> tuple[int, ...]:
@@ -171,7 +186,7 @@ def work_tensor(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> W
         per_position = layout.elems_per_stick if host_dim == layout.stick_dim else 1
         dims.append(DeviceDim(coord, stick_bytes * math.prod(device_size[j + 1:-1]), per_position))
     stick = None if layout.stick_dim is None else indexing_map.results[layout.stick_dim]
-    return WorkTensor(name, tuple(dims), stick, layout.elems_per_stick)
+    return WorkTensor(name, tuple(dims), stick, layout.elems_per_stick, stick_bytes)
 
 
 def work_problem(op: ComputeOp) -> WorkProblem:
@@ -180,9 +195,10 @@ def work_problem(op: ComputeOp) -> WorkProblem:
     tensors = tuple(work_tensor(_value_name(v, what), v.type, m)
                     for (v, what), m in zip(values, op.get_indexing_maps(), strict=True))
     indirect = op.indirect_access()
-    unsplit, shared = ((), ()) if indirect is None else (indirect.data_dims, (indirect.table,))
-    return WorkProblem(op.name, op.get_iteration_space(), op.reduction_dims(), tensors,
-                       op.get_dim_names(), unsplit, shared)
+    unsplit, shared, entries = ((), (), ()) if indirect is None else \
+        (indirect.data_dims, (indirect.table,), indirect.entry_dims)
+    return WorkProblem(op.name, op.get_iteration_space(), op.reduction_dims(), tensors, op.get_dim_names(),
+                       unsplit, shared, entries, op.op_func().kind is OpKind.MATMUL)
 
 
 
@@ -303,6 +319,29 @@ def slice_order(op: ComputeOp) -> tuple[int, ...]:
     rank = len(op.get_iteration_space())
     first = op.reduction_dims() if op.op_func().kind is OpKind.MATMUL else ()
     return (*first, *(d for d in range(rank) if d not in first))
+
+
+def core_regions(op: ComputeOp, tensor_index: int, splits: Sequence[int] | None = None,
+                 space: PieceSpace | None = None) -> list[tuple[tuple[int, int], ...]]:
+    """Per core (in core-id order), the host box ``(lo, hi)`` per dim that ``op`` touches of one
+    tensor (operands, then the result) under ``splits`` (default: its ``core_splits``).
+
+    Iteration dims are counted in padded pieces as work division counts them
+    (``space``: the op's :class:`PieceSpace`, derived when not given), and cores
+    map to slices through :func:`core_to_slice`.
+    """
+    if space is None:
+        sizes = op.get_iteration_space()
+        space = PieceSpace(sizes, stick_pieces(sizes, work_problem(op).tensors))
+    if splits is None:
+        splits = op.get_core_splits() or (1,) * len(space.sizes)
+    per_core = [pieces // n * p for pieces, p, n in zip(space.pieces, space.piece_elems, splits)]
+    index_map = op.get_indexing_maps()[tensor_index]
+    regions = []
+    for slices in core_to_slice(splits, slice_order(op), math.prod(splits)):
+        bounds = [(i * c, i * c + c - 1) for i, c in zip(slices, per_core)]
+        regions.append(tuple(expr_range(e, bounds) for e in index_map.results))
+    return regions
 
 
 def core_to_slice(splits: Sequence[int], order: Sequence[int], num_cores: int) -> list[tuple[int, ...]]:

@@ -2,7 +2,9 @@
 // cores): the index is KERNEL_IDX, in HBM only, listed in indirectAccessIndexLabeledDs_ and not
 // among the inputs; index and table allocations name each other; the table's gathered dim
 // carries the entry label "x" with scale_ -1, maxDimSizes_ 1 and a back gap of its other 999
-// rows, and every core starts at the table's base (one symbol).
+// rows, and every core starts at the table's base (one symbol).  A work_div hint splits the
+// 100 ids into their 4 sticks of 32 (unhinted, the cost model keeps each row's ids on one core:
+// split, the cores would also gather the 28 padding entries of the last stick).
 // RUN: spyre-opt %s -p 'spyre-compile{cores=4}' | %filecheck %s --check-prefix=SPEC
 // RUN: spyre-compile %s -o %t.dir --force --cores 4
 // RUN: %filecheck %s --check-prefix=JSON < %t.dir/sdsc_0.json
@@ -72,7 +74,7 @@
 // JSON-NEXT:   "Tensor0-idx0"
 // JSON-NEXT: ]
 func.func @main(%table: tensor<1000x96xf16> {spyre.role = "parameter", spyre.name = "table"},
-                %ids: tensor<2x100xi32> {spyre.role = "input", spyre.name = "ids"}) -> tensor<2x100x96xf16> {
-  %rows = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64} : (tensor<2x100xi32>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
+                %ids: tensor<2x100xi32> {spyre.role = "input", spyre.name = "ids", spyre.dims = [["batch"], ["seq"]]}) -> tensor<2x100x96xf16> {
+  %rows = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64, hints = [#spyre.hint<1, work_div = {seq = 4}>]} : (tensor<2x100xi32>, tensor<1000x96xf16>) -> tensor<2x100x96xf16>
   func.return %rows : tensor<2x100x96xf16>
 }

@@ -59,14 +59,15 @@ class ImportedPrograms:
 
 
 def compile_and_check(name: str, cores: int, out: Path, imported: ImportedPrograms,
-                      lx_solver: str = "greedy") -> Any:
-    """Compile ``name`` on ``cores`` (with ``lx_solver``) into ``out``, run it on the interpreter,
-    compare with eager.
+                      lx_solver: str = "greedy", lx_fraction: float | None = None) -> Any:
+    """Compile ``name`` on ``cores`` (with ``lx_solver`` and ``lx_fraction``) into ``out``, run it
+    on the interpreter, compare with eager.
 
     Returns the interpreter's stats.
     """
     (fn, inputs), module = imported(name)
-    compile_module(module.clone(), out, CompileOptions(cores=cores, lx_solver=lx_solver), log=io.StringIO())
+    compile_module(module.clone(), out, CompileOptions(cores=cores, lx_solver=lx_solver, lx_fraction=lx_fraction),
+                   log=io.StringIO())
     manifest = read_manifest(out)
     outputs, stats = run(out, imported.inputs(name, manifest))
     with torch.no_grad():

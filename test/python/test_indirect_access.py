@@ -118,12 +118,18 @@ def _planned_gather(name: str, cores: int) -> PointwiseOp:
 
 
 def test_work_is_divided_by_the_index_entries_never_by_the_table_data():
-    op = _planned_gather("embedding_2x100_fp16_96", 32)
+    op = _planned_gather("embedding_1x64_fp16_128", 32)
     indirect = op.indirect_access()
     splits = op.get_core_splits()
     assert indirect is not None and splits is not None
     assert [splits[d] for d in indirect.data_dims] == [1]
-    assert splits == (2, 4, 1)  # 2 rows x 4 sticks of 32 ids
+    assert splits == (1, 2, 1)  # 1 row x 2 sticks of 32 ids
+
+
+def test_padded_index_sticks_stay_on_one_core_per_row():
+    """Split, the cores would also gather (and write) the 28 padding entries of each row's
+    last stick of ids: the cost model keeps the 100 ids of a row on one core."""
+    assert _planned_gather("embedding_2x100_fp16_96", 32).get_core_splits() == (2, 1, 1)
 
 
 def test_an_entry_count_of_partial_index_sticks_pads_the_result_entry_dim():

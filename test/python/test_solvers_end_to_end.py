@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
 from spyre_mlir.passes.plan_memory import SOLVERS
-from spyre_mlir.pipeline import CompileOptions, compile_module
 
 from e2e_support import EXAMPLES, ImportedPrograms, compile_and_check
 
@@ -31,11 +29,13 @@ def _sdsc_files(directory: Path) -> dict[str, str]:
 
 
 def test_solvers_place_the_transformer_block_differently(tmp_path, imported):
-    """The parametrisation above runs distinct plans: greedy and first fit disagree on this block's LX offsets."""
-    _, module = imported("transformer_block")
+    """The solvers run distinct plans where LX is scarce (one core, a tenth of LX left to the
+    planner): greedy, first fit and best fit place this block differently, and each plan
+    matches eager."""
     outputs = {}
-    for solver in ("greedy", "firstfit"):
-        outputs[solver] = compile_module(module.clone(), tmp_path / solver,
-                                         CompileOptions(cores=32, lx_solver=solver), log=io.StringIO())
-    greedy, firstfit = (_sdsc_files(outputs[s]) for s in ("greedy", "firstfit"))
-    assert greedy.keys() == firstfit.keys() and greedy != firstfit
+    for solver in SOLVERS:
+        compile_and_check("transformer_block", 1, tmp_path / solver, imported, lx_solver=solver, lx_fraction=0.9)
+        outputs[solver] = _sdsc_files(tmp_path / solver)
+    greedy, firstfit, bestfit = (outputs[s] for s in ("greedy", "firstfit", "bestfit"))
+    assert greedy.keys() == firstfit.keys() == bestfit.keys()
+    assert greedy != firstfit and greedy != bestfit

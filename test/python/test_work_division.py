@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from collections.abc import Sequence
@@ -174,7 +175,7 @@ def test_stick_pieces_from_coefficients() -> None:
     assert stick_pieces((6, 128), work_problem(op).tensors) == (1, 64)
     # A stick coordinate 32 * d0 + d1 (fp16): d0 goes in steps of 2, d1 of 64.
     flat = work_problem(op).tensors[0]
-    flat = type(flat)(flat.name, flat.dims, d(0) * 32 + d(1), 64)
+    flat = dataclasses.replace(flat, stick_coord=d(0) * 32 + d(1))
     assert stick_pieces((4, 32), [flat]) == (2, 64)
 
 
@@ -252,7 +253,8 @@ def test_work_div_exceeding_cores_is_skipped_with_a_warning() -> None:
     problem = work_problem(hinted(matmul(256, 512, 1024), "MNK"))
     with pytest.warns(SpyreWarning, match="split 16 for dim 'N' skipped: it would use 64 cores"):
         division = plan_work(problem, CORES32, [("M", 4), ("N", 16)])
-    assert division.hinted == {0: 4} and division.splits == (4, 8, 1)
+    # The 8 cores left go to K: an N split would re-read the left-hand input on every core.
+    assert division.hinted == {0: 4} and division.splits == (4, 1, 8)
 
 
 def test_pass_divides_over_the_module_target_not_sencores(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -287,7 +289,8 @@ def test_pass_is_idempotent() -> None:
     WorkDivisionPass().apply(ctx, module)
     assert str(module) == once
     splits = [op.get_core_splits() for op in module.walk() if isinstance(op, ComputeOp)]
-    assert splits == [(32, 1), (32, 1, 1)]
+    # The matmul splits K: split on M it would read all of %w on every core.
+    assert splits == [(32, 1), (1, 1, 32)]
 
 
 # --------------------------------------------------------------------------
