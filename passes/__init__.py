@@ -18,6 +18,7 @@ _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
     ("spyre-attach-target", "spyre_mlir.passes.attach_target", "AttachTargetPass"),
     ("spyre-propagate-named-dims", "spyre_mlir.passes.propagate_named_dims", "PropagateNamedDimsPass"),
     ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
+    ("spyre-stage-layouts", "spyre_mlir.passes.stage_layouts", "StageLayoutsPass"),
     ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),
     ("spyre-coarse-tile", "spyre_mlir.passes.coarse_tile", "CoarseTilePass"),
     ("spyre-work-division", "spyre_mlir.passes.work_division", "WorkDivisionPass"),

@@ -10,8 +10,8 @@
 #   change stick dim or be padded (a matmul B operand's K, rows read past their
 #   extent by a padded iteration dim); `spyre.restickify` copies (explicit maps)
 #   of views no stick choice can make readable (heads narrower than a stick
-#   among them) and of views that need padding spyre-fold-views would copy;
-#   warnings for restickified function arguments.
+#   among them) and of views that need padding spyre-fold-views would copy
+#   (spyre-stage-layouts then stages parameters in their restickify's layout).
 """Stick-dim selection and restickify insertion.
 
 Model.  Materialised values (function arguments, compute-op and fill results,
@@ -60,6 +60,8 @@ Decisions, greedily in program order:
 
 1. Function arguments keep the layout of their type: the default (identity
    dim order) unless a ``#spyre.layout`` is already there (staged otherwise).
+   A restickify this pass gives an argument is a copy on every run;
+   ``spyre-stage-layouts`` then stages a parameter in its layout instead.
    Any value whose type already has a layout is fixed, which makes the pass
    idempotent.
 2. For each other materialised value the pass picks, among the result dims the
@@ -135,7 +137,7 @@ from spyre_mlir.analysis.views import (
     read_through_views,
     shared_hints,
 )
-from spyre_mlir.diagnostics import SpyreError, describe_argument, emit_warning
+from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
     FillOp,
@@ -521,10 +523,6 @@ class _Stickifier:
             self.rewriter.insert_op(op, where)
             self.restickifies.append(op)
             self.shared[key] = op.result
-            if isinstance(storage, BlockArgument):
-                emit_warning(f"{describe_argument(storage)} is copied by spyre.restickify to "
-                             f"dim_order {list(layout.dim_order)}, device_size {layout.device_size}; "
-                             "stage it that way to avoid the copy", op=reader)
         return self.shared[key]
 
     def settle_copy(self, copy: RestickifyOp, layout: StickLayout) -> StickLayout:

@@ -49,6 +49,7 @@ COMPILE_STAGES: tuple[str, ...] = (
     "spyre-attach-target",
     "spyre-propagate-named-dims",
     "spyre-stickify",
+    "spyre-stage-layouts",
     "spyre-fold-views",
     "spyre-coarse-tile",
     "spyre-work-division",
@@ -59,14 +60,15 @@ COMPILE_STAGES: tuple[str, ...] = (
 
 
 def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver: str = "greedy",
-                   lx_fraction: float | None = None) -> list[ModulePass]:
+                   lx_fraction: float | None = None, stage_inputs: bool = False) -> list[ModulePass]:
     """The stage passes, each given the options it takes of ``cores``, ``span_tiling``,
-    ``lx_solver`` and ``lx_fraction`` (None: the module's target keeps its value); bad
-    options are one :class:`SpyreError` before any stage runs."""
+    ``lx_solver``, ``lx_fraction`` (None: the module's target keeps its value) and
+    ``stage_inputs``; bad options are one :class:`SpyreError` before any stage runs."""
     from spyre_mlir.passes import SPYRE_PASSES
 
     check_options(cores, lx_solver, lx_fraction)
-    given = {"cores": cores, "span_tiling": span_tiling, "lx_solver": lx_solver, "lx_fraction": lx_fraction}
+    given = {"cores": cores, "span_tiling": span_tiling, "lx_solver": lx_solver, "lx_fraction": lx_fraction,
+             "stage_inputs": stage_inputs}
     passes = []
     for name in COMPILE_STAGES:
         if name not in SPYRE_PASSES:
@@ -104,11 +106,15 @@ class SpyreCompilePass(ModulePass):
     lx_fraction: float | None = None
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
 
+    stage_inputs: bool = False
+    """Stage user inputs, not only parameters, in the layout their readers want (spyre-stage-layouts)."""
+
     def __post_init__(self) -> None:
         check_options(self.cores, self.lx_solver, self.lx_fraction)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in compile_stages(self.cores, self.span_tiling, self.lx_solver, self.lx_fraction):
+        for stage in compile_stages(self.cores, self.span_tiling, self.lx_solver, self.lx_fraction,
+                                    self.stage_inputs):
             stage.apply(ctx, op)
 
 
@@ -132,6 +138,8 @@ class CompileOptions:
     """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
     lx_fraction: float | None = None
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
+    stage_inputs: bool = False
+    """Stage user inputs, not only parameters, in the layout their readers want (spyre-stage-layouts)."""
 
     def __post_init__(self) -> None:
         check_options(self.cores, self.lx_solver, self.lx_fraction)
@@ -148,7 +156,8 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
     """
     ctx = make_context()
     timings = []
-    for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction):
+    for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction,
+                                options.stage_inputs):
         if planned is not None and stage.name == COMPILE_STAGES[-1]:
             planned(module)
         start = time.perf_counter()
@@ -234,18 +243,22 @@ class CompiledProgram:
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,
-            lx_solver: str = "greedy", out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
+            lx_solver: str = "greedy", stage_inputs: bool = False,
+            out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
     ``cores`` defaults to ``$SENCORES`` (else 32); ``lx_solver`` is memory
-    planning's LX solver (greedy, firstfit or bestfit).  The output goes to
+    planning's LX solver (greedy, firstfit or bestfit); ``stage_inputs`` stages
+    user inputs, like parameters, in the layout their readers want (the manifest
+    says which; :meth:`CompiledProgram.run` stages them so).  The output goes to
     ``out_dir`` (which must not be a non-empty directory), or to a fresh
     temporary directory that lives as long as the returned program.
     """
     from spyre_mlir.analysis.cost import cost_report
     from spyre_mlir.importer import export_model, import_program
 
-    options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver)
+    options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver,
+                             stage_inputs=stage_inputs)
     program = export_model(fn_or_module, example_inputs)
     module = import_program(program)
     reports = []

@@ -10,6 +10,8 @@
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-stickify
 // ORDER-NOT: IR Dump After
+// ORDER: IR Dump After spyre-stage-layouts
+// ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-fold-views
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-coarse-tile

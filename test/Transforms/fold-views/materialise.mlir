@@ -1,9 +1,9 @@
 // spyre-fold-views: views that cannot be read in place become spyre.restickify
 // copies with explicit maps; returned views are copied into the result.
-// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-fold-views 2>/dev/null | %filecheck %s
-// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-fold-views 2>&1 >/dev/null | %filecheck %s --check-prefix=WARN
-// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-fold-views 2>/dev/null > %t.once.mlir
-// RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-stickify,spyre-fold-views > %t.twice.mlir
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-stage-layouts,spyre-fold-views 2>/dev/null | %filecheck %s
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-stage-layouts,spyre-fold-views 2>&1 >/dev/null | %filecheck %s --check-prefix=WARN
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-stage-layouts,spyre-fold-views 2>/dev/null > %t.once.mlir
+// RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-stickify,spyre-stage-layouts,spyre-fold-views > %t.twice.mlir
 // RUN: diff %t.once.mlir %t.twice.mlir
 
 // [6, 100] viewed as [20, 30]: the stick coordinate ((d0 * 30) + d1) mod 100

@@ -2,11 +2,12 @@
 // restickify: every operand of the mul is driven by the innermost dim, the
 // sum over dim 4 is a non-stick reduction), `x_1d.view(M, K) @ y` (A is read
 // in place: its stick coordinate is K), and `a.t() @ b` (A forces a restickify,
-// and the warning names the argument and the model line of the matmul).
+// and spyre-stage-layouts's warning names the argument and the model line of
+// the matmul).
 // REQUIRES: torch
 // RUN: %spyre-import %S/../../../examples/rope.py:build | %spyre-opt -p spyre-stickify | %filecheck %s --check-prefix=ROPE
 // RUN: %spyre-import %S/../../../examples/wsr_matmul.py:build_view | %spyre-opt -p spyre-stickify | %filecheck %s --check-prefix=VIEW
-// RUN: %spyre-import --mlir-print-debuginfo %S/../fold-views/Inputs/flatten.py:build_transposed_matmul | %spyre-opt -p spyre-stickify 2>&1 | %filecheck %s --check-prefix=TMM
+// RUN: %spyre-import --mlir-print-debuginfo %S/../fold-views/Inputs/flatten.py:build_transposed_matmul | %spyre-opt -p spyre-stickify,spyre-stage-layouts 2>&1 | %filecheck %s --check-prefix=TMM
 
 // ROPE-NOT:  spyre.restickify
 // ROPE:      spyre.view %q {{.*}} -> tensor<2x256x32x128xf16, #spyre.layout<device_size = [256, 32, 2, 2, 64], dim_order = [0, 1, 2, 3], format = "SEN169_FP16">>

@@ -1,7 +1,8 @@
 // spyre-stickify: restickify insertion (placement, sharing), matmul stick
-// rules and K padding, and the warning for restickified arguments.
+// rules and K padding; spyre-stage-layouts warns for the restickified user
+// inputs it leaves copied (none of these arguments is a parameter).
 // RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>/dev/null | %filecheck %s
-// RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>&1 >/dev/null | %filecheck %s --check-prefix=WARN
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-stage-layouts 2>&1 >/dev/null | %filecheck %s --check-prefix=WARN
 // RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>/dev/null > %t.once.mlir
 // RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-stickify 2>&1 > %t.twice.mlir | %filecheck %s --allow-empty --check-prefix=AGAIN
 // RUN: diff %t.once.mlir %t.twice.mlir
