@@ -268,6 +268,10 @@ def legal_splits(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
     return legal
 
 
+_TIE = 1e-9
+"""Prices within this relative difference are equal (rounding of the model's sums)."""
+
+
 def cheapest(candidates: Sequence[tuple[int, ...]], price: Price, preferred: tuple[int, ...]) -> tuple[int, ...]:
     """The candidate split of least ``price``; among equal prices ``preferred`` if it is one,
     else the one using most cores (then the first)."""
@@ -275,10 +279,6 @@ def cheapest(candidates: Sequence[tuple[int, ...]], price: Price, preferred: tup
     best = min(ns for ns, _ in priced)
     tied = [c for ns, c in priced if ns <= best * (1 + _TIE)]
     return preferred if preferred in tied else max(tied, key=math.prod)
-
-
-_TIE = 1e-9
-"""Prices within this relative difference are equal (rounding of the model's sums)."""
 
 
 def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tuple[str, object]] = (),
@@ -302,10 +302,15 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
 
 
 def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
-    """The cost model's price of ``op`` under a split, reading from LX each operand that its
-    producer (an earlier compute op of the block, already divided) may leave in LX, that fits in
-    LX per core and that the split reads the same box per core as the producer writes it
-    (:mod:`spyre_mlir.analysis.residency`); every other tensor is in HBM."""
+    """The cost model's price of ``op`` under a split, with its tensors where memory planning may
+    put them (:mod:`spyre_mlir.analysis.residency`).
+
+    An operand is read from LX when its producer (an earlier compute op of the block, already
+    divided) may leave it there, it fits in LX per core, and the split reads it the same box per
+    core as the producer writes it.  The result is written to LX when the split may leave it
+    there, it fits, and every reader is a compute op of the block that may read it from LX (a
+    reader then follows the split to read it there).  Every other tensor is in HBM.
+    """
     problem = work_problem(op)
     space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
     written: dict[int, list[tuple[tuple[int, int], ...]]] = {}
@@ -316,11 +321,18 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
             regions = core_regions(producer, len(producer.inputs))
             if tensor_layout(operand.type).nbytes // len(regions) <= config.usable_lx_bytes:
                 written[i] = regions
+    result_bytes = tensor_layout(op.result.type).nbytes
+    readers = [use.operation for use in op.result.uses]
+    lx_readers = bool(readers) and all(isinstance(r, ComputeOp) and r.parent_block() is op.parent_block()
+                                       and may_read_lx(r, use.index) for r, use in zip(readers, op.result.uses))
 
     def price(splits: tuple[int, ...]) -> float:
         memories = [Memory.LX if i in written and core_regions(op, i, splits, space) == written[i] else Memory.HBM
                     for i in range(len(op.inputs))]
-        return kernel_ns(division_traffic(problem, splits, [*memories, Memory.HBM]), math.prod(splits))
+        result_lx = lx_readers and may_write_lx(op, splits) and \
+            result_bytes // math.prod(splits) <= config.usable_lx_bytes
+        memories.append(Memory.LX if result_lx else Memory.HBM)
+        return kernel_ns(division_traffic(problem, splits, memories), math.prod(splits))
 
     return price
 

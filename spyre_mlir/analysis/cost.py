@@ -15,7 +15,9 @@ Pricing (:func:`kernel_ns`, one SDSC execution is one kernel), with the facts
 of :class:`CostFacts`: memory takes ``(R + W) / BW + turnaround * min(R, W)``,
 peak bandwidth for one-directional traffic and a balanced read+write copy at
 about 105 GB/s, plus a matmul's replicated reads (cores re-reading a slice
-another core reads) at the per-core replicated rate; a matmul computes at the
+another core reads) at the per-core replicated rate; another op's slice that
+several cores read (a broadcast operand) takes the bus once, as torch-spyre
+measured a broadcast operand to cost one load whatever the split; a matmul computes at the
 MAC rate of the cores it uses; a kernel takes the longer of the two, since the
 engine streams operands while the array works.
 
@@ -96,6 +98,9 @@ class Traffic:
     macs: int = 0
     replicated_read: int = 0
     """Of ``hbm_read``, a matmul's repeated reads: every core but the first that reads a slice."""
+    shared_read: int = 0
+    """Of ``hbm_read``, any other op's repeated reads (a broadcast operand's slice every core
+    reads): the device delivers such a slice once, whatever the split."""
 
     def __add__(self, other: Traffic) -> Traffic:
         return Traffic(*(a + b for a, b in zip(self._fields(), other._fields())))
@@ -105,13 +110,16 @@ class Traffic:
         return Traffic(*(a * runs for a in self._fields()))
 
     def _fields(self) -> tuple[int, ...]:
-        return (self.hbm_read, self.hbm_written, self.lx_read, self.lx_written, self.macs, self.replicated_read)
+        return (self.hbm_read, self.hbm_written, self.lx_read, self.lx_written, self.macs, self.replicated_read,
+                self.shared_read)
 
 
 def memory_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
     """HBM time: the bus at peak bandwidth plus the turnaround penalty on the read/write overlap;
-    a matmul's replicated reads at the per-core replicated rate of the ``cores`` reading."""
-    read, written = traffic.hbm_read - traffic.replicated_read, traffic.hbm_written
+    a matmul's replicated reads at the per-core replicated rate of the ``cores`` reading; other
+    shared reads once (they are in ``hbm_read`` once per core)."""
+    read = traffic.hbm_read - traffic.replicated_read - traffic.shared_read
+    written = traffic.hbm_written
     bus = (read + written) / facts.hbm_bytes_per_ns + facts.turnaround_ns_per_byte * min(read, written)
     return bus + traffic.replicated_read / (cores * facts.replicated_read_bytes_per_ns_per_core)
 
@@ -162,20 +170,25 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     per_core = space.per_core(dict(enumerate(splits)))
     cores = math.prod(splits)
     moved = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
-    replicated = 0
+    replicated = shared = 0
     for i, (tensor, memory) in enumerate(zip(problem.tensors, memories, strict=True)):
         rows = math.prod(per_core[d] for d in problem.entry_dims) if i in problem.shared else 1
         nbytes = rows * math.prod(dim.touched(per_core) for dim in tensor.dims) * tensor.stick_bytes
-        distinct = math.prod(s for d, s in enumerate(splits) if d in tensor.used_dims())
+        # Cores differing only in a dim the tensor does not use share a slice; a table's rows are
+        # those of each core's own index entries.
+        distinct = cores if i in problem.shared else math.prod(s for d, s in enumerate(splits)
+                                                                if d in tensor.used_dims)
         if i < len(problem.tensors) - 1:
             moved[memory][0] += cores * nbytes
-            if problem.matmul and memory is Memory.HBM:
+            if memory is Memory.HBM and problem.matmul:
                 replicated += (cores - distinct) * nbytes
+            elif memory is Memory.HBM:
+                shared += (cores - distinct) * nbytes
         else:
             moved[memory][1] += (cores if memory is Memory.LX else distinct) * nbytes
     macs = math.prod(problem.sizes) if problem.matmul else 0
     (hbm_read, hbm_written), (lx_read, lx_written) = moved[Memory.HBM], moved[Memory.LX]
-    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated)
+    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared)
 
 
 def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:

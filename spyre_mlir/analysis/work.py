@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from spyre_mlir.analysis.linear import affine_linear
+from spyre_mlir.analysis.linear import Linear, affine_linear
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr, expr_range, tensor_layout
 from spyre_mlir.hardware import SpyreConfig, element_bytes
@@ -67,10 +67,15 @@ class DeviceDim:
         lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
         return hi // self.elems_per_position - lo // self.elems_per_position + 1
 
+    @functools.cached_property
+    def linear(self) -> Linear[int] | None:
+        """``coord`` as a sum of multiples of iteration dims, None if it is not one."""
+        return affine_linear(self.coord)
+
     def touched(self, per_core: Sequence[int]) -> int:
         """The distinct positions one core reads or writes along this dim; :meth:`positions` is
         their hull (``64 * d1 + d3`` with ``d3 < 32`` touches half of each 64 it spans)."""
-        linear = affine_linear(self.coord)
+        linear = self.linear
         if linear is not None and len(linear.terms) == 1:  # steps of c: no position skipped unless c > e
             (d, c), = linear.terms
             return per_core[d] if abs(c) >= self.elems_per_position else self.positions(per_core)
@@ -118,10 +123,11 @@ class WorkTensor:
     stick_bytes: int
     """Bytes of one stick: what a core moves per position it touches."""
 
-    def used_dims(self) -> set[int]:
+    @functools.cached_property
+    def used_dims(self) -> frozenset[int]:
         """The iteration dims its coordinates use: cores differing only in another dim share a slice."""
         coords = [dim.coord for dim in self.dims] + ([self.stick_coord] if self.stick_coord is not None else [])
-        return set().union(*(c.used_dims() for c in coords))
+        return frozenset().union(*(c.used_dims() for c in coords))
 
 
 @dataclass(frozen=True)

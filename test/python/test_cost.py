@@ -7,16 +7,21 @@ import sys
 
 import pytest
 import torch
+from xdsl.dialects.builtin import TensorType, f16
 from xdsl.dialects.func import FuncOp
+from xdsl.utils.test_value import create_ssa_value
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
-from spyre_mlir.analysis.cost import SPYRE_FACTS, OpCost, Traffic, kernel_ns, memory_ns, predict
+from spyre_mlir.analysis.cost import SPYRE_FACTS, OpCost, Traffic, division_traffic, kernel_ns, memory_ns, predict
+from spyre_mlir.analysis.work import work_problem
 from spyre_mlir.codegen.writer import write_output
-from spyre_mlir.dialects.spyre import target_config
+from spyre_mlir.dialects.spyre import MatmulOp, Memory, PointwiseOp, target_config
+from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context
+from spyre_mlir.passes.work_division import hbm_price, plan_work
 from spyre_mlir.pipeline import compile_stages
 
 from e2e_support import EXAMPLES, ROOT, ImportedPrograms
@@ -84,6 +89,7 @@ def test_facts_carry_their_source() -> None:
 
 PROGRAMS = {**EXAMPLES, "llama": models.llama, "gpt2": models.gpt2}
 imported = ImportedPrograms(PROGRAMS)
+imported_examples = ImportedPrograms(EXAMPLES)
 COUNTERS = ("hbm_bytes_read", "hbm_bytes_written", "lx_bytes_read", "lx_bytes_written")
 
 
@@ -265,3 +271,54 @@ def test_a_malformed_prediction_is_a_located_error(tmp_path) -> None:
     with pytest.raises(SpyreError, match="'sdsc_files' must give numbers for every SDSC file") as raised:
         run(tmp_path / "out", imported.inputs("softmax", read_manifest(tmp_path / "out")))
     assert raised.value.loc == str(tmp_path / "out" / "cost.json")
+
+
+# --------------------------------------------------------------------------
+# Decisions made by the model
+# --------------------------------------------------------------------------
+
+
+def _matmul_problem(m: int, k: int, n: int):
+    return work_problem(MatmulOp(create_ssa_value(TensorType(f16, [m, k])), create_ssa_value(TensorType(f16, [k, n])),
+                                 TensorType(f16, [m, n])))
+
+
+def test_a_split_matmul_with_replication_by_hand() -> None:
+    """[256, 512] @ [512, 1024] fp16 split M 4 x K 8: each of the 32 cores reads a 64 x 64 block of
+    A (8 KB, no core repeats one) and a 64 x 1024 block of B (128 KB, every M group repeats it: 24
+    replicated), and each M group writes its 64 x 1024 rows (128 KB) once, the K partials combined."""
+    problem = _matmul_problem(256, 512, 1024)
+    traffic = division_traffic(problem, (4, 1, 8), [Memory.HBM] * 3)
+    block_a, block_b, rows = 64 * 64 * 2, 64 * 1024 * 2, 64 * 1024 * 2
+    assert traffic == Traffic(hbm_read=32 * (block_a + block_b), hbm_written=4 * rows, macs=256 * 512 * 1024,
+                              replicated_read=24 * block_b)
+    bus = (32 * block_a + 8 * block_b + 4 * rows) / 150 + (2 / 105 - 2 / 150) * 4 * rows
+    assert kernel_ns(traffic, 32) == pytest.approx(bus + 24 * block_b / (32 * 2.3))
+
+
+def test_work_division_splits_k_where_m_would_replicate_the_weight() -> None:
+    """The same matmul on 32 cores: K 8 alone (15 us) beats M 4 x K 8 (58 us: B re-read by every M
+    group) and the M 32 a largest-dim-first division chose (457 us), idling 24 cores."""
+    problem = _matmul_problem(256, 512, 1024)
+    price = hbm_price(problem)
+    assert plan_work(problem, SpyreConfig(cores=32)).splits == (1, 1, 8)
+    assert price((1, 1, 8)) == pytest.approx(15230, rel=1e-3)
+    assert price((1, 1, 8)) < price((4, 1, 8)) < price((32, 1, 1))
+
+
+def test_a_broadcast_operand_takes_the_bus_once() -> None:
+    """x [256, 1024] * w [1024] on 32 cores split by rows: every core reads all of w (counted 32
+    times), but the device delivers it once: the time is that of one copy of w."""
+    x, w = create_ssa_value(TensorType(f16, [256, 1024])), create_ssa_value(TensorType(f16, [1024]))
+    op = PointwiseOp("mul", [x, w], TensorType(f16, [256, 1024]))
+    traffic = division_traffic(work_problem(op), (32, 1), [Memory.HBM] * 3)
+    assert traffic.hbm_read == 256 * 1024 * 2 + 32 * 1024 * 2 and traffic.shared_read == 31 * 1024 * 2
+    read, written = 256 * 1024 * 2 + 1024 * 2, 256 * 1024 * 2
+    assert memory_ns(traffic, 32) == pytest.approx((read + written) / 150 + (2 / 105 - 2 / 150) * written)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_more_cores_are_never_predicted_slower(name: str) -> None:
+    (_, _), module = imported_examples(name)
+    totals = [sum(c.ns for c in planned(module.clone(), cores)[1]) for cores in (1, 4, 32)]
+    assert totals[0] >= totals[1] * (1 - 1e-9) and totals[1] >= totals[2] * (1 - 1e-9), totals
