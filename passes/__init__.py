@@ -20,6 +20,7 @@ _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
     ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
     ("spyre-stage-layouts", "spyre_mlir.passes.stage_layouts", "StageLayoutsPass"),
     ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),
+    ("spyre-auto-tile", "spyre_mlir.passes.auto_tile", "AutoTilePass"),
     ("spyre-coarse-tile", "spyre_mlir.passes.coarse_tile", "CoarseTilePass"),
     ("spyre-work-division", "spyre_mlir.passes.work_division", "WorkDivisionPass"),
     ("spyre-plan-memory", "spyre_mlir.passes.plan_memory", "PlanMemoryPass"),

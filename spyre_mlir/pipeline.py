@@ -51,6 +51,7 @@ COMPILE_STAGES: tuple[str, ...] = (
     "spyre-stickify",
     "spyre-stage-layouts",
     "spyre-fold-views",
+    "spyre-auto-tile",
     "spyre-coarse-tile",
     "spyre-work-division",
     "spyre-plan-memory",
@@ -60,10 +61,12 @@ COMPILE_STAGES: tuple[str, ...] = (
 
 
 def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver: str = "greedy",
-                   lx_fraction: float | None = None, stage_inputs: bool = False) -> list[ModulePass]:
+                   lx_fraction: float | None = None, stage_inputs: bool = False,
+                   auto_tile: bool = True) -> list[ModulePass]:
     """The stage passes, each given the options it takes of ``cores``, ``span_tiling``,
     ``lx_solver``, ``lx_fraction`` (None: the module's target keeps its value) and
-    ``stage_inputs``; bad options are one :class:`SpyreError` before any stage runs."""
+    ``stage_inputs``; without ``auto_tile``, no spyre-auto-tile.  Bad options are one
+    :class:`SpyreError` before any stage runs."""
     from spyre_mlir.passes import SPYRE_PASSES
 
     check_options(cores, lx_solver, lx_fraction)
@@ -71,12 +74,22 @@ def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver
              "stage_inputs": stage_inputs}
     passes = []
     for name in COMPILE_STAGES:
+        if name == "spyre-auto-tile" and not auto_tile:
+            continue
         if name not in SPYRE_PASSES:
             raise SpyreError(f"pipeline stage '{name}' is not a registered pass")
         cls = SPYRE_PASSES[name]()
         options = {f.name: given[f.name] for f in dataclasses.fields(cls) if f.name in given}
         passes.append(cls(**options))
     return passes
+
+
+def planning_stages(span_tiling: bool = True, lx_solver: str = "greedy") -> list[ModulePass]:
+    """The stages that plan a module after its views are folded, up to memory planning: what a
+    candidate plan runs before the cost model prices it (spyre-auto-tile)."""
+    stages = compile_stages(span_tiling=span_tiling, lx_solver=lx_solver, auto_tile=False)
+    names = [s.name for s in stages]
+    return stages[names.index("spyre-coarse-tile"):names.index("spyre-lower-to-bundle")]
 
 
 def check_options(cores: int | None, lx_solver: str, lx_fraction: float | None) -> None:
@@ -109,12 +122,15 @@ class SpyreCompilePass(ModulePass):
     stage_inputs: bool = False
     """Stage user inputs, not only parameters, in the layout their readers want (spyre-stage-layouts)."""
 
+    auto_tile: bool = True
+    """Tile where the cost model predicts it pays, in a module without ``tiles`` hints (spyre-auto-tile)."""
+
     def __post_init__(self) -> None:
         check_options(self.cores, self.lx_solver, self.lx_fraction)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for stage in compile_stages(self.cores, self.span_tiling, self.lx_solver, self.lx_fraction,
-                                    self.stage_inputs):
+                                    self.stage_inputs, self.auto_tile):
             stage.apply(ctx, op)
 
 
@@ -140,6 +156,8 @@ class CompileOptions:
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
     stage_inputs: bool = False
     """Stage user inputs, not only parameters, in the layout their readers want (spyre-stage-layouts)."""
+    auto_tile: bool = True
+    """Tile where the cost model predicts it pays, in a module without ``tiles`` hints (spyre-auto-tile)."""
 
     def __post_init__(self) -> None:
         check_options(self.cores, self.lx_solver, self.lx_fraction)
@@ -157,7 +175,7 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
     ctx = make_context()
     timings = []
     for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction,
-                                options.stage_inputs):
+                                options.stage_inputs, options.auto_tile):
         if planned is not None and stage.name == COMPILE_STAGES[-1]:
             planned(module)
         start = time.perf_counter()
@@ -243,14 +261,15 @@ class CompiledProgram:
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,
-            lx_solver: str = "greedy", stage_inputs: bool = False,
+            lx_solver: str = "greedy", stage_inputs: bool = False, auto_tile: bool = True,
             out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
     ``cores`` defaults to ``$SENCORES`` (else 32); ``lx_solver`` is memory
     planning's LX solver (greedy, firstfit or bestfit); ``stage_inputs`` stages
     user inputs, like parameters, in the layout their readers want (the manifest
-    says which; :meth:`CompiledProgram.run` stages them so).  The output goes to
+    says which; :meth:`CompiledProgram.run` stages them so); ``auto_tile=False``
+    leaves a program without ``tiles`` hints untiled.  The output goes to
     ``out_dir`` (which must not be a non-empty directory), or to a fresh
     temporary directory that lives as long as the returned program.
     """
@@ -258,7 +277,7 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
     from spyre_mlir.importer import export_model, import_program
 
     options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver,
-                             stage_inputs=stage_inputs)
+                             stage_inputs=stage_inputs, auto_tile=auto_tile)
     program = export_model(fn_or_module, example_inputs)
     module = import_program(program)
     reports = []

@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-each", action="store_true", help="verify after every stage")
     p.add_argument("--no-span-tiling", dest="span_tiling", action="store_false",
                    help="do not tile ops that overflow the per-core span limit (spyre-coarse-tile)")
+    p.add_argument("--no-auto-tile", dest="auto_tile", action="store_false",
+                   help="do not tile a program without tiles hints where the cost model predicts it pays "
+                        "(spyre-auto-tile)")
     p.add_argument("--stage-inputs", action="store_true",
                    help="stage user inputs, like parameters, in the layout their readers want instead of "
                         "copying them on every run (the manifest says which layout to stage)")
@@ -63,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     options = CompileOptions(cores=cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
                              time_passes=args.time_passes, verify_each=args.verify_each,
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
-                             lx_fraction=args.lx_fraction, stage_inputs=args.stage_inputs)
+                             lx_fraction=args.lx_fraction, stage_inputs=args.stage_inputs,
+                             auto_tile=args.auto_tile)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         module = load_source(args.source)

@@ -14,6 +14,8 @@
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-fold-views
 // ORDER-NOT: IR Dump After
+// ORDER: IR Dump After spyre-auto-tile
+// ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-coarse-tile
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-work-division

@@ -285,11 +285,13 @@ def test_compile_stages_pass_the_lx_options_to_plan_memory_and_the_target():
 
 
 def test_lx_fraction_reaches_the_plan(tmp_path):
-    """The back end keeping 90% of LX leaves 198,784 bytes: y's 256 KiB per core goes to the pool."""
+    """The back end keeping 90% of LX leaves 198,784 bytes: y's 256 KiB per core goes to the pool
+    (of the untiled program: spyre-auto-tile would tile it to fit)."""
     from spyre_mlir.manifest import read_manifest
 
     def pooled(**options) -> bool:
-        out = _compile(tmp_path / str(len(list(tmp_path.iterdir()))), seed_program(1024, 4096), cores=32, **options)
+        out = _compile(tmp_path / str(len(list(tmp_path.iterdir()))), seed_program(1024, 4096), cores=32,
+                       auto_tile=False, **options)
         return any(arg.role == "pool" for arg in read_manifest(out).args)
 
     assert not pooled(lx_solver="firstfit")
@@ -297,7 +299,8 @@ def test_lx_fraction_reaches_the_plan(tmp_path):
 
 
 def test_the_interpreter_enforces_the_lx_the_compile_planned_with(tmp_path):
-    """y's 1,835,008 bytes on one core fit LX only when the back end keeps none of it.
+    """y's 1,835,008 bytes on one core fit LX only when the back end keeps none of it (the
+    program untiled).
 
     The manifest records the compile's fraction, so the interpreter runs the
     program; the same directory claiming the default fraction is rejected.
@@ -307,8 +310,9 @@ def test_the_interpreter_enforces_the_lx_the_compile_planned_with(tmp_path):
     from spyre_mlir.manifest import read_manifest
 
     text = seed_program(1024, 896)
-    assert any(arg.role == "pool" for arg in read_manifest(_compile(tmp_path / "default", text, cores=1)).args)
-    out = _compile(tmp_path / "all", text, cores=1, lx_fraction=0.0)
+    default = _compile(tmp_path / "default", text, cores=1, auto_tile=False)
+    assert any(arg.role == "pool" for arg in read_manifest(default).args)
+    out = _compile(tmp_path / "all", text, cores=1, lx_fraction=0.0, auto_tile=False)
     assert read_manifest(out).backend_lx_fraction == 0.0
     assert not any(arg.role == "pool" for arg in read_manifest(out).args)
     a, b, c = _inputs((1024, 896))
@@ -345,7 +349,8 @@ def test_spyre_compile_lx_options(tmp_path):
     source = tmp_path / "seed.mlir"
     source.write_text(seed_program(1024, 4096))
     out = tmp_path / "out"
-    assert main([str(source), "-o", str(out), "--cores", "32", "--lx-solver", "bestfit", "--lx-fraction", "0.9"]) == 0
+    assert main([str(source), "-o", str(out), "--cores", "32", "--lx-solver", "bestfit", "--lx-fraction", "0.9",
+                 "--no-auto-tile"]) == 0
     assert [arg.role for arg in read_manifest(out).args] == ["input", "input", "input", "output", "pool"]
 
 

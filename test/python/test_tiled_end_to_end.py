@@ -141,7 +141,9 @@ def _cases() -> list[Any]:
 @pytest.mark.parametrize("name, cores", _cases())
 def test_tiled_program_matches_eager(name, cores, tmp_path, imported):
     compile_and_check(name, cores, tmp_path / "out", imported)
-    assert ("scf.for" in (tmp_path / "out" / "bundle.mlir").read_text()) == (name in TILED)
+    # rope has no hints: on 1 and 4 cores its intermediate overflows LX and spyre-auto-tile tiles it.
+    tiled = name in TILED or (name == "rope" and cores < 32)
+    assert ("scf.for" in (tmp_path / "out" / "bundle.mlir").read_text()) == tiled
 
 
 MLIR_OPT = shutil.which("mlir-opt") or next(

@@ -1,0 +1,169 @@
+# spyre-auto-tile (DESIGN §7): coarse tiling the user did not ask for.  Reads a
+# module no op of which carries `tiles` hints: the compute ops of each
+# function's body, their `dims` names, result sizes and readers, and the
+# module's `#spyre.target` (cores, usable LX).  Prices candidate tilings with the
+# cost model after the later planning stages (spyre-coarse-tile,
+# spyre-work-division, spyre-plan-memory, run on clones through the pipeline's
+# stage list).  Writes `tiles` hints (fresh `#spyre.hint` ids) on the ops of the
+# cheapest tiling, which spyre-coarse-tile then applies; nothing when no
+# tiling is predicted faster.
+"""Automatic coarse tiling: tile where an intermediate cannot stay in LX.
+
+A value written by a compute op and read only by compute ops of the same
+block stays in each core's LX when its per-core share fits there
+(``spyre-plan-memory``); one that does not fit makes a round trip through HBM.
+Tiling its writer and readers along a dim they all iterate as an output dim
+shrinks the per-tile value until it fits, at the price of the loop and of any
+operand the tiles re-read.  The pass weighs exactly that:
+
+1. A module whose ops carry ``tiles`` hints is left alone: the user's tiling is
+   binding.
+2. Candidates (:func:`candidates`): for each value that does not fit LX per
+   core on all cores, for each dim name its writer and every reader iterate as
+   an output dim, the group of contiguous compute ops from the writer to its
+   last reader that iterate that name as an output dim, with the smallest tile
+   count that makes the value fit and twice that, counts dividing the dim.
+3. Each candidate is priced (:func:`predicted_ns`): a clone of the module gets
+   the hints and runs the later planning stages, then the cost model's total.
+   The cheapest candidate that beats the untiled plan wins; rounds repeat
+   while one wins and the budget (``max_candidates`` priced per module) lasts.
+   A candidate the tiling rules refuse is skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.passes import ModulePass
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, target_config, tensor_layout
+from spyre_mlir.hardware import SpyreConfig
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One tiling: the ops of a group (by position among the module's compute ops), the dim
+    name the loop divides and its count."""
+
+    members: tuple[int, ...]
+    name: str
+    count: int
+
+
+def _compute_ops(module: ModuleOp) -> list[ComputeOp]:
+    return [op for op in module.walk() if isinstance(op, ComputeOp)]
+
+
+def _output_names(op: ComputeOp) -> dict[str, int]:
+    """The first name of each output dim of ``op`` (iterated by its result), with its size."""
+    names = op.get_dim_names() or ()
+    space = op.get_iteration_space()
+    return {n[0]: space[d] for d, n in enumerate(names) if n and d not in op.reduction_dims()}
+
+
+def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
+    """The tilings worth pricing (step 2), in program order."""
+    ops = _compute_ops(module)
+    index = {op: i for i, op in enumerate(ops)}
+    found: list[Candidate] = []
+    for writer in ops:
+        block = writer.parent_block()
+        share = tensor_layout(writer.result.type).nbytes / config.cores
+        readers = [use.operation for use in writer.result.uses]
+        if share <= config.usable_lx_bytes or not readers or not all(
+                isinstance(r, ComputeOp) and r.parent_block() is block for r in readers):
+            continue
+        last = max(index[r] for r in readers if isinstance(r, ComputeOp))
+        for name, size in _output_names(writer).items():
+            if not all(name in _output_names(r) for r in readers if isinstance(r, ComputeOp)):
+                continue
+            members = tuple(i for i in range(index[writer], last + 1)
+                            if ops[i].parent_block() is block and name in _output_names(ops[i]))
+            need = math.ceil(share / config.usable_lx_bytes)
+            counts = [c for c in range(need, size + 1) if size % c == 0][:1]
+            counts += [2 * c for c in counts if size % (2 * c) == 0]
+            found += [Candidate(members, name, c) for c in counts if Candidate(members, name, c) not in found]
+    return found
+
+
+def apply_candidate(module: ModuleOp, candidate: Candidate) -> None:
+    """Give every member of ``candidate`` a fresh ``tiles`` hint for its name and count."""
+    ops = _compute_ops(module)
+    hint = HintAttr(1 + max((h.hint_id.data for op in ops for h in op.get_hints()), default=0),
+                    tiles={candidate.name: candidate.count})
+    for i in candidate.members:
+        ops[i].hints = ArrayAttr([*ops[i].get_hints(), hint])
+
+
+def predicted_ns(module: ModuleOp, candidate: Candidate | None = None, span_tiling: bool = True,
+                 lx_solver: str = "greedy") -> float | None:
+    """The cost model's total for a clone of ``module`` tiled by ``candidate`` (None: as it is)
+    after the later planning stages (with ``span_tiling`` and ``lx_solver``); None when a stage
+    refuses the tiling."""
+    from spyre_mlir.analysis.cost import cost_report
+    from spyre_mlir.pipeline import planning_stages
+
+    clone = module.clone()
+    if candidate is not None:
+        apply_candidate(clone, candidate)
+    try:
+        for stage in planning_stages(span_tiling, lx_solver):
+            stage.apply(Context(), clone)
+    except SpyreError:
+        return None
+    return cost_report(clone).total_ns
+
+
+def _has_tiles(module: ModuleOp) -> bool:
+    return any(h.tiles.data for op in _compute_ops(module) for h in op.get_hints())
+
+
+def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = True,
+              lx_solver: str = "greedy") -> list[Candidate]:
+    """Tile ``module`` where the cost model predicts it pays (steps 1-3), pricing with the later
+    stages' ``span_tiling`` and ``lx_solver``; returns the tilings applied, in order."""
+    if _has_tiles(module):
+        return []
+    config = target_config(module)
+    applied: list[Candidate] = []
+    budget = max_candidates
+    while budget > 0 and (found := candidates(module, config)):
+        best_ns = predicted_ns(module, None, span_tiling, lx_solver)
+        priced: list[tuple[float, Candidate]] = []
+        for candidate in found[:budget]:
+            ns = predicted_ns(module, candidate, span_tiling, lx_solver)
+            if ns is not None:
+                priced.append((ns, candidate))
+        budget -= len(found[:budget])
+        if best_ns is None or not priced:
+            break
+        ns, best = min(priced, key=lambda p: p[0])
+        if ns >= best_ns:
+            break
+        apply_candidate(module, best)
+        applied.append(best)
+    return applied
+
+
+@dataclass(frozen=True)
+class AutoTilePass(ModulePass):
+    """Tile groups of compute ops whose intermediates overflow LX, where the cost model predicts
+    it pays (only in a module without ``tiles`` hints)."""
+
+    name = "spyre-auto-tile"
+
+    max_candidates: int = 8
+    """Tilings priced per module at most (each runs the later planning stages on a clone)."""
+
+    span_tiling: bool = True
+    """spyre-coarse-tile's option in the stages that price a candidate."""
+
+    lx_solver: str = "greedy"
+    """spyre-plan-memory's LX solver in the stages that price a candidate."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        auto_tile(op, self.max_candidates, self.span_tiling, self.lx_solver)
