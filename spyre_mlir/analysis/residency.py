@@ -8,8 +8,8 @@
 A value lives in one core's LX only if every core touches its own part of it
 and nothing else: its writer computes it whole on each core (no partial sums of
 a split reduction), is no data movement (HBM to HBM), and every reader reads it
-element-wise (no broadcast, no indirect access, no data movement) the same box
-per core as the writer writes it (:func:`spyre_mlir.analysis.work.core_regions`).
+element-wise or as a matmul operand (no broadcast, no indirect access, no data
+movement) the same box per core as the writer writes it (:func:`spyre_mlir.analysis.work.core_regions`).
 """
 
 from __future__ import annotations
@@ -33,10 +33,13 @@ def may_write_lx(writer: ComputeOp, splits: Sequence[int] | None = None) -> bool
 
 def may_read_lx(reader: ComputeOp, index: int) -> bool:
     """True when ``reader`` may read its operand ``index`` from LX: it moves no data, broadcasts no
-    coordinate of it and reads it as neither the index nor the table of an indirect access."""
-    if reader.op_func().kind is OpKind.DATA_MOVEMENT:
+    coordinate of it (a matmul's constant coordinate is a batch dim of size 1, which it reads whole
+    on each core) and reads it as neither the index nor the table of an indirect access."""
+    kind = reader.op_func().kind
+    if kind is OpKind.DATA_MOVEMENT:
         return False
-    if any(isinstance(e, AffineConstantExpr) for e in reader.get_indexing_maps()[index].results):
+    if kind is not OpKind.MATMUL and any(isinstance(e, AffineConstantExpr)
+                                         for e in reader.get_indexing_maps()[index].results):
         return False
     indirect = reader.indirect_access()
     return indirect is None or index not in (indirect.index, indirect.table)
