@@ -21,8 +21,9 @@ operand the tiles re-read.  The pass weighs exactly that:
 2. Candidates (:func:`candidates`): for each value that does not fit LX per
    core on all cores, for each dim name its writer and every reader iterate as
    an output dim, the group of contiguous compute ops from the writer to its
-   last reader that iterate that name as an output dim, with the smallest tile
-   count that makes the value fit and twice that, counts dividing the dim.
+   last reader that iterate that name as an output dim (none tiled by an
+   earlier round), with the smallest tile count that makes the value fit and
+   twice that, counts dividing the dim.
 3. Each candidate is priced (:func:`predicted_ns`): a clone of the module gets
    the hints and runs the later planning stages, then the cost model's total.
    The cheapest candidate that beats the untiled plan wins; rounds repeat
@@ -71,6 +72,8 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
     index = {op: i for i, op in enumerate(ops)}
     found: list[Candidate] = []
     for writer in ops:
+        if any(h.tiles.data for h in writer.get_hints()):
+            continue  # tiled by an earlier round
         block = writer.parent_block()
         share = tensor_layout(writer.result.type).nbytes / config.cores
         readers = [use.operation for use in writer.result.uses]
@@ -81,8 +84,8 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
         for name, size in _output_names(writer).items():
             if not all(name in _output_names(r) for r in readers if isinstance(r, ComputeOp)):
                 continue
-            members = tuple(i for i in range(index[writer], last + 1)
-                            if ops[i].parent_block() is block and name in _output_names(ops[i]))
+            members = tuple(i for i in range(index[writer], last + 1) if ops[i].parent_block() is block
+                            and name in _output_names(ops[i]) and not any(h.tiles.data for h in ops[i].get_hints()))
             need = math.ceil(share / config.usable_lx_bytes)
             counts = [c for c in range(need, size + 1) if size % c == 0][:1]
             counts += [2 * c for c in counts if size % (2 * c) == 0]

@@ -75,11 +75,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.cost import division_traffic, kernel_ns
+from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
 from spyre_mlir.analysis.residency import may_read_lx, may_write_lx
 from spyre_mlir.analysis.work import (
     PieceSpace,
@@ -309,7 +310,8 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
     divided) may leave it there, it fits in LX per core, and the split reads it the same box per
     core as the producer writes it.  The result is written to LX when the split may leave it
     there, it fits, and every reader is a compute op of the block that may read it from LX (a
-    reader then follows the split to read it there).  Every other tensor is in HBM.
+    reader then follows the split to read it there).  Every other tensor is in HBM.  In a
+    coarse-tiling loop, a working set beyond the practical LX spills (:func:`spill_factor`).
     """
     problem = work_problem(op)
     space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
@@ -321,6 +323,7 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
             regions = core_regions(producer, len(producer.inputs))
             if tensor_layout(operand.type).nbytes // len(regions) <= config.usable_lx_bytes:
                 written[i] = regions
+    tiled = isinstance(op.parent_op(), scf.ForOp)
     result_bytes = tensor_layout(op.result.type).nbytes
     readers = [use.operation for use in op.result.uses]
     lx_readers = bool(readers) and all(isinstance(r, ComputeOp) and r.parent_block() is op.parent_block()
@@ -332,7 +335,8 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
         result_lx = lx_readers and may_write_lx(op, splits) and \
             result_bytes // math.prod(splits) <= config.usable_lx_bytes
         memories.append(Memory.LX if result_lx else Memory.HBM)
-        return kernel_ns(division_traffic(problem, splits, memories), math.prod(splits))
+        spill = spill_factor(problem, splits, tiled)
+        return kernel_ns(division_traffic(problem, splits, memories), math.prod(splits), spill=spill)
 
     return price
 

@@ -19,7 +19,9 @@ another core reads) at the per-core replicated rate; another op's slice that
 several cores read (a broadcast operand) takes the bus once, as torch-spyre
 measured a broadcast operand to cost one load whatever the split; a matmul computes at the
 MAC rate of the cores it uses; a kernel takes the longer of the two, since the
-engine streams operands while the array works.
+engine streams operands while the array works.  In a coarse-tiling loop, a
+kernel other than a matmul whose per-core working set exceeds the practical LX
+(about 512 KB) spills: its memory time grows by ``(working set / 512 KB) ** 0.15``.
 
 Cross-check against torch-spyre's documented predictions (32 cores, fp16;
 ``test_cost.py`` reproduces each program):
@@ -76,6 +78,13 @@ class CostFacts:
     replicated_read_bytes_per_ns_per_core: float = 2.3
     """Per-core rate of matmul reads every core repeats (an M split re-reading the right-hand input)."""
 
+    lx_practical_bytes_per_core: int = 512 * 1024
+    """The working set one core keeps on chip in practice (~512 KB); above it a coarse-tiled
+    kernel's intermediates spill and its memory traffic runs slower."""
+
+    spill_exponent: float = 0.15
+    """A spilling kernel's bandwidth is derated by ``(lx_practical / working set) ** spill_exponent``."""
+
     @property
     def turnaround_ns_per_byte(self) -> float:
         """The read/write turnaround penalty per byte of overlap, so that a balanced copy of
@@ -129,9 +138,30 @@ def compute_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> 
     return traffic.macs / (cores * facts.macs_per_ns_per_core)
 
 
-def kernel_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
-    """One kernel's time: compute and memory overlap, so the longer one."""
-    return max(compute_ns(traffic, cores, facts), memory_ns(traffic, cores, facts))
+def kernel_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS, spill: float = 1.0) -> float:
+    """One kernel's time: compute and memory overlap, so the longer one; memory ``spill`` times
+    slower (:func:`spill_factor`)."""
+    return max(compute_ns(traffic, cores, facts), spill * memory_ns(traffic, cores, facts))
+
+
+def spill_factor(problem: WorkProblem, splits: Sequence[int], tiled: bool, facts: CostFacts = SPYRE_FACTS) -> float:
+    """How much slower the memory traffic of a coarse-tiled (``tiled``) kernel other than a matmul
+    runs when its per-core working set (every tensor's slice) exceeds the practical LX: 1 else."""
+    if not tiled or problem.matmul:
+        return 1.0
+    working_set = sum(slice_bytes(problem, splits))
+    return max(1.0, (working_set / facts.lx_practical_bytes_per_core) ** facts.spill_exponent)
+
+
+def slice_bytes(problem: WorkProblem, splits: Sequence[int]) -> list[int]:
+    """The bytes of each tensor (operands, then the result) one core moves under ``splits``: whole
+    sticks over the device positions it touches (one table row per index entry it iterates, for a
+    table read through an index)."""
+    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
+    per_core = space.per_core(dict(enumerate(splits)))
+    rows = math.prod(per_core[d] for d in problem.entry_dims)
+    return [(rows if i in problem.shared else 1) * math.prod(dim.touched(per_core) for dim in tensor.dims)
+            * tensor.stick_bytes for i, tensor in enumerate(problem.tensors)]
 
 
 @dataclass(frozen=True)
@@ -160,20 +190,15 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     """One execution's traffic of the op ``problem`` describes, divided by ``splits``, with its
     tensors (operands, then the result) in ``memories``.
 
-    Each core moves whole sticks over the device positions it touches of each
-    tensor (one table row per index entry it iterates, for a table read through
-    an index); an operand is read by every core, an LX result written by every
-    core, an HBM result once per distinct slice (the partial results of a split
-    reduction combine into one).
+    Each core moves its slice of each tensor (:func:`slice_bytes`); an operand is
+    read by every core, an LX result written by every core, an HBM result once
+    per distinct slice (the partial results of a split reduction combine into one).
     """
-    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
-    per_core = space.per_core(dict(enumerate(splits)))
     cores = math.prod(splits)
     moved = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
     replicated = shared = 0
-    for i, (tensor, memory) in enumerate(zip(problem.tensors, memories, strict=True)):
-        rows = math.prod(per_core[d] for d in problem.entry_dims) if i in problem.shared else 1
-        nbytes = rows * math.prod(dim.touched(per_core) for dim in tensor.dims) * tensor.stick_bytes
+    for i, (tensor, memory, nbytes) in enumerate(zip(problem.tensors, memories, slice_bytes(problem, splits),
+                                                     strict=True)):
         # Cores differing only in a dim the tensor does not use share a slice; a table's rows are
         # those of each core's own index entries.
         distinct = cores if i in problem.shared else math.prod(s for d, s in enumerate(splits)
@@ -204,22 +229,27 @@ def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:
     return traffic, math.prod(splits), lx_peak
 
 
-def _executions(items: Sequence[Traced | TracedLoop], runs: int = 1) -> Iterator[tuple[Traced, int]]:
+def _executions(items: Sequence[Traced | TracedLoop], runs: int = 1,
+                tiled: bool = False) -> Iterator[tuple[Traced, int, bool]]:
+    """Every traced op, its executions and whether it runs in a coarse-tiling loop (of more than
+    one iteration)."""
     for item in items:
         if isinstance(item, TracedLoop):
-            yield from _executions(item.items, runs * item.count)
+            yield from _executions(item.items, runs * item.count, tiled or item.count > 1)
         else:
-            yield item, runs
+            yield item, runs, tiled
 
 
 def price(items: Sequence[Traced | TracedLoop], facts: CostFacts = SPYRE_FACTS) -> list[OpCost]:
     """The cost of every compute op a storage trace walked (:meth:`StorageTrace.run`), in program
     order (the order of the SDSC files)."""
     costs = []
-    for traced, runs in _executions(items):
+    for traced, runs, tiled in _executions(items):
         traffic, cores, lx_peak = op_traffic(traced.op, traced.locs)
-        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * kernel_ns(traffic, cores, facts),
-                            lx_peak))
+        splits = traced.op.get_core_splits() or (1,) * len(traced.op.get_iteration_space())
+        spill = spill_factor(work_problem(traced.op), splits, tiled, facts)
+        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs),
+                            runs * kernel_ns(traffic, cores, facts, spill), lx_peak))
     return costs
 
 

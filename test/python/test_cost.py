@@ -12,7 +12,16 @@ from xdsl.dialects.func import FuncOp
 from xdsl.utils.test_value import create_ssa_value
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
-from spyre_mlir.analysis.cost import SPYRE_FACTS, OpCost, Traffic, division_traffic, kernel_ns, memory_ns, predict
+from spyre_mlir.analysis.cost import (
+    SPYRE_FACTS,
+    OpCost,
+    Traffic,
+    division_traffic,
+    kernel_ns,
+    memory_ns,
+    predict,
+    spill_factor,
+)
 from spyre_mlir.analysis.work import work_problem
 from spyre_mlir.codegen.writer import write_output
 from spyre_mlir.dialects.spyre import MatmulOp, Memory, PointwiseOp, target_config
@@ -322,3 +331,16 @@ def test_more_cores_are_never_predicted_slower(name: str) -> None:
     (_, _), module = imported_examples(name)
     totals = [sum(c.ns for c in planned(module.clone(), cores)[1]) for cores in (1, 4, 32)]
     assert totals[0] >= totals[1] * (1 - 1e-9) and totals[1] >= totals[2] * (1 - 1e-9), totals
+
+
+def test_a_tiled_working_set_beyond_the_practical_lx_spills() -> None:
+    """exp over a [1024, 1024] fp16 tile on one core moves 2 MiB in and 2 MiB out: 8 times the
+    practical 512 KiB, so in a coarse-tiling loop its memory runs 8 ** 0.15 times slower; not in a
+    loop, or split over 8 cores (512 KiB each), it does not spill."""
+    x = create_ssa_value(TensorType(f16, [1024, 1024]))
+    problem = work_problem(PointwiseOp("exp", [x], TensorType(f16, [1024, 1024])))
+    assert spill_factor(problem, (1, 1), tiled=True) == pytest.approx(8 ** 0.15)
+    assert spill_factor(problem, (1, 1), tiled=False) == 1.0
+    assert spill_factor(problem, (8, 1), tiled=True) == 1.0
+    traffic = division_traffic(problem, (1, 1), [Memory.HBM] * 2)
+    assert kernel_ns(traffic, 1, spill=8 ** 0.15) == pytest.approx(8 ** 0.15 * memory_ns(traffic, 1))
