@@ -224,15 +224,22 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
 def _box(op: ComputeOp, path: Sequence[LoopNode]) -> tuple[list[Linear], list[int]]:
     """Origin and size of each iteration dim of the tile of ``op`` inside the loops ``path``.
 
-    Errors: an extent not divisible by a level's count, a name that is an inner
-    part of a flattened dim, a tile of a stick coordinate that is not whole sticks.
+    Errors: a name that selects two iteration dims (one loop index for both would
+    visit only their diagonal), an extent not divisible by a level's count, a name
+    that is an inner part of a flattened dim, a tile of a stick coordinate that is
+    not whole sticks.
     """
     sizes = list(op.get_iteration_space())
     origins = [Linear() for _ in sizes]
     names = op.get_dim_names() or ()
     for node in path:
         level = node.level
-        for d in level.divided_dims(op):
+        divided = level.divided_dims(op)
+        if len(divided) > 1:
+            raise SpyreError(f"'{op.name}' op: cannot tile dim '{level.name}': it names iteration dims "
+                             f"{list(divided)}, and one loop would only visit the tiles where they are equal",
+                             op=op)
+        for d in divided:
             if d < len(names) and names[d][0] != level.name:
                 raise SpyreError(f"'{op.name}' op: cannot tile dim '{level.name}': it is an inner part of "
                                  f"the flattened iteration dim {d} {list(names[d])}", op=op)

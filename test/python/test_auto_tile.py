@@ -8,19 +8,24 @@ moves less HBM traffic on the interpreter; ``auto_tile=False`` leaves them until
 from __future__ import annotations
 
 import io
+import sys
 
 import pytest
+import torch
 
 from spyre_mlir.analysis.cost import cost_report
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.passes.auto_tile import Candidate, candidates
-from spyre_mlir.interpreter import run
+from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.importer.loader import manifest_inputs
+from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.interpreter.runner import as_numpy
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context
 from spyre_mlir.pipeline import CompileOptions, compile_module, compile_stages, run_stages
 
-from e2e_support import EXAMPLES, ImportedPrograms
+from e2e_support import EXAMPLES, ROOT, ImportedPrograms
 
 imported = ImportedPrograms(EXAMPLES)
 
@@ -80,3 +85,25 @@ def test_candidates_need_an_intermediate_that_overflows_lx():
     found = candidates(folded, SpyreConfig(cores=1))
     assert Candidate((0, 1), "A", 8) in found and Candidate((0, 1), "B", 8) in found
     assert candidates(folded, SpyreConfig(cores=32)) == []
+
+
+def test_attention_scores_are_not_tiled_on_one_loop_over_both_positions(tmp_path):
+    """Regression: in eager Llama attention the scores' query and key dims carry one name; a
+    tiling of that name ran one loop index over both dims, computed only the diagonal blocks
+    and left NaN in the rest.  spyre-coarse-tile refuses such a level, spyre-auto-tile skips the
+    candidate, and the program matches eager."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import models
+
+    model = models.with_size(models.Model("llama", attention="eager", ids=True, dtype=torch.float16),
+                             layers=1, hidden=256, heads=8, length=256)
+    fn, inputs = models.build(model)
+    program = export_model(fn, inputs)
+    out = tmp_path / "out"
+    compile_module(import_program(program), out, CompileOptions(cores=1), log=io.StringIO())
+    outputs, _ = run(out, manifest_inputs(program, inputs, read_manifest(out), "test"))
+    with torch.no_grad():
+        expected = fn(*inputs)
+    (name, got), = outputs.items()
+    compare(name, got, as_numpy(expected[0] if isinstance(expected, (tuple, list)) else expected),
+            tolerance_for(read_manifest(out).outputs[0].dtype))
