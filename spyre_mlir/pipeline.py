@@ -274,11 +274,12 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
     temporary directory that lives as long as the returned program.
     """
     from spyre_mlir.analysis.cost import cost_report
-    from spyre_mlir.importer import export_model, import_program
+    from spyre_mlir.importer import import_program
+    from spyre_mlir.importer.loader import export_user_model
 
     options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver,
                              stage_inputs=stage_inputs, auto_tile=auto_tile)
-    program = export_model(fn_or_module, example_inputs)
+    program = export_user_model(fn_or_module, example_inputs)
     module = import_program(program)
     reports = []
 

@@ -18,6 +18,7 @@ import inspect
 import logging
 import os
 import sys
+import traceback
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import torch
 import torch.fx.traceback as fx_traceback
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
-from spyre_mlir.importer.core import graph_inputs
+from spyre_mlir.importer.core import graph_inputs, user_frame
 from spyre_mlir.manifest import Manifest
 
 
@@ -95,6 +96,20 @@ def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bo
         return torch.export.export(module, inputs, strict=True)
     with fx_traceback.preserve_node_meta():
         return torch.export.export(module, inputs, strict=False)
+
+
+def export_user_model(fn_or_module: Any, example_inputs: Sequence[Any]) -> torch.export.ExportedProgram:
+    """:func:`export_model` for a caller's model object: a failure of ``torch.export`` (a model
+    output it cannot flatten, an error in the model's code) is one :class:`SpyreError` located
+    at the innermost line of the user's code in its traceback."""
+    try:
+        return export_model(fn_or_module, example_inputs)
+    except SpyreError:
+        raise
+    except Exception as e:
+        frame = user_frame("".join(traceback.format_tb(e.__traceback__)))
+        raise SpyreError(f"torch.export raised {type(e).__name__}: {first_line(str(e))}".rstrip(": "),
+                         loc=frame.short() if frame else None) from None
 
 
 def load_factory(spec: str) -> Callable[[], Any]:

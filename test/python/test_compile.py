@@ -222,3 +222,22 @@ def test_mixed_bundle_lowers_in_upstream_mlir_opt(tmp_path):
                           input=text, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert '"sdscbundle.sdsc_execute"' in done.stdout
+
+
+def test_compile_api_reports_a_failing_export_as_one_located_error():
+    """A torch.export failure in spyre_mlir.compile is one SpyreError at the model's line, not
+    torch's traceback."""
+    torch = pytest.importorskip("torch")
+    import spyre_mlir
+    from spyre_mlir.diagnostics import SpyreError
+
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            return x.no_such_method()  # the line the error names
+
+    with pytest.raises(SpyreError) as info:
+        spyre_mlir.compile(Broken(), (torch.ones(4, 64, dtype=torch.float16),))
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+                if text.strip().startswith("return x.no_such_method()"))
+    assert info.value.format("api") == (f"test_compile.py:{line}: error: torch.export raised AttributeError: "
+                                        "'FakeTensor' object has no attribute 'no_such_method'")
