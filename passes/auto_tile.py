@@ -40,6 +40,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.passes import ModulePass
 
+from spyre_mlir.analysis.residency import lx_readers
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
@@ -72,20 +73,17 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
     index = {op: i for i, op in enumerate(ops)}
     found: list[Candidate] = []
     for writer in ops:
-        if any(h.tiles.data for h in writer.get_hints()):
-            continue  # tiled by an earlier round
-        block = writer.parent_block()
         share = tensor_layout(writer.result.type).nbytes / config.cores
+        if _tiled(writer) or share <= config.usable_lx_bytes or not lx_readers(writer.result):
+            continue  # tiled by an earlier round, fits, or not an LX candidate however small
+        block = writer.parent_block()
         readers = [use.operation for use in writer.result.uses]
-        if share <= config.usable_lx_bytes or not readers or not all(
-                isinstance(r, ComputeOp) and r.parent_block() is block for r in readers):
-            continue
-        last = max(index[r] for r in readers if isinstance(r, ComputeOp))
+        last = max(index[r] for r in readers)
         for name, size in _output_names(writer).items():
-            if not all(name in _output_names(r) for r in readers if isinstance(r, ComputeOp)):
+            if not all(name in _output_names(r) for r in readers):
                 continue
             members = tuple(i for i in range(index[writer], last + 1) if ops[i].parent_block() is block
-                            and name in _output_names(ops[i]) and not any(h.tiles.data for h in ops[i].get_hints()))
+                            and name in _output_names(ops[i]) and not _tiled(ops[i]))
             need = math.ceil(share / config.usable_lx_bytes)
             counts = [c for c in range(need, size + 1) if size % c == 0][:1]
             counts += [2 * c for c in counts if size % (2 * c) == 0]
@@ -121,15 +119,16 @@ def predicted_ns(module: ModuleOp, candidate: Candidate | None = None, span_tili
     return cost_report(clone).total_ns
 
 
-def _has_tiles(module: ModuleOp) -> bool:
-    return any(h.tiles.data for op in _compute_ops(module) for h in op.get_hints())
+def _tiled(op: ComputeOp) -> bool:
+    """True when a hint of ``op`` asks for tiles."""
+    return any(h.tiles.data for h in op.get_hints())
 
 
 def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = True,
               lx_solver: str = "greedy") -> list[Candidate]:
     """Tile ``module`` where the cost model predicts it pays (steps 1-3), pricing with the later
     stages' ``span_tiling`` and ``lx_solver``; returns the tilings applied, in order."""
-    if _has_tiles(module):
+    if any(_tiled(op) for op in _compute_ops(module)):
         return []
     config = target_config(module)
     applied: list[Candidate] = []

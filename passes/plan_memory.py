@@ -77,7 +77,7 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import output_arguments
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
-from spyre_mlir.analysis.residency import may_read_lx, may_write_lx
+from spyre_mlir.analysis.residency import lx_readers, may_write_lx
 from spyre_mlir.analysis.work import core_regions
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
@@ -446,15 +446,13 @@ def _lx_size(value: OpResult) -> int | None:
     writer = value.op
     if not isinstance(writer, ComputeOp) or not may_write_lx(writer):
         return None
-    readers = [use.operation for use in value.uses]
-    if not readers or any(not isinstance(r, ComputeOp) or r.parent_block() is not writer.parent_block()
-                          for r in readers):
+    if not lx_readers(value):
         return None
     regions = core_regions(writer, len(writer.inputs))
     for use in value.uses:
         reader = use.operation
         assert isinstance(reader, ComputeOp)
-        if not may_read_lx(reader, use.index) or core_regions(reader, use.index) != regions:
+        if core_regions(reader, use.index) != regions:
             return None
     nbytes = tensor_layout(value.type).nbytes
     if not _covers_device_size(value, regions) or nbytes % len(regions):

@@ -52,13 +52,14 @@ def stage_layouts(body: func.FuncOp, stage_inputs: bool = False) -> list[BlockAr
     erase that restickify (again, while the re-typed argument has such a restickify: a padded
     copy, then a change of stick); warn for every other restickified argument.  Returns the
     re-typed arguments."""
-    staged = []
+    staged: list[int] = []
     for index in range(len(body.args)):
         while (copy := _stageable_copy(body, body.args[index], stage_inputs)) is not None:
             new_arg = Rewriter.replace_value_with_new_type(body.args[index], copy.result.type)
             copy.result.replace_all_uses_with(new_arg)
             Rewriter.erase_op(copy)
-            staged.append(new_arg)
+            if index not in staged:
+                staged.append(index)
         arg = body.args[index]
         for use in arg.uses:
             if _plain_copy(use.operation) is not None:
@@ -68,7 +69,7 @@ def stage_layouts(body: func.FuncOp, stage_inputs: bool = False) -> list[BlockAr
                              "way to avoid the copy", op=use.operation)
     if staged:
         body.function_type = FunctionType.from_lists(body.body.blocks[0].arg_types, body.function_type.outputs.data)
-    return staged
+    return [body.args[index] for index in staged]
 
 
 def _plain_copy(op: Operation) -> RestickifyOp | None:

@@ -81,7 +81,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
-from spyre_mlir.analysis.residency import may_read_lx, may_write_lx
+from spyre_mlir.analysis.residency import lx_readers, may_read_lx, may_write_lx
 from spyre_mlir.analysis.work import (
     PieceSpace,
     WorkProblem,
@@ -302,9 +302,9 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans)
 
 
-def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
-    """The cost model's price of ``op`` under a split, with its tensors where memory planning may
-    put them (:mod:`spyre_mlir.analysis.residency`).
+def residency_price(op: ComputeOp, problem: WorkProblem, config: SpyreConfig) -> Price:
+    """The cost model's price of ``op`` (whose :func:`work_problem` is ``problem``) under a split,
+    with its tensors where memory planning may put them (:mod:`spyre_mlir.analysis.residency`).
 
     An operand is read from LX when its producer (an earlier compute op of the block, already
     divided) may leave it there, it fits in LX per core, and the split reads it the same box per
@@ -313,7 +313,6 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
     reader then follows the split to read it there).  Every other tensor is in HBM.  In a
     coarse-tiling loop, a working set beyond the practical LX spills (:func:`spill_factor`).
     """
-    problem = work_problem(op)
     space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
     written: dict[int, list[tuple[tuple[int, int], ...]]] = {}
     for i, operand in enumerate(op.inputs):
@@ -325,14 +324,12 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
                 written[i] = regions
     tiled = isinstance(op.parent_op(), scf.ForOp)
     result_bytes = tensor_layout(op.result.type).nbytes
-    readers = [use.operation for use in op.result.uses]
-    lx_readers = bool(readers) and all(isinstance(r, ComputeOp) and r.parent_block() is op.parent_block()
-                                       and may_read_lx(r, use.index) for r, use in zip(readers, op.result.uses))
+    readable = lx_readers(op.result)
 
     def price(splits: tuple[int, ...]) -> float:
         memories = [Memory.LX if i in written and core_regions(op, i, splits, space) == written[i] else Memory.HBM
                     for i in range(len(op.inputs))]
-        result_lx = lx_readers and may_write_lx(op, splits) and \
+        result_lx = readable and may_write_lx(op, splits) and \
             result_bytes // math.prod(splits) <= config.usable_lx_bytes
         memories.append(Memory.LX if result_lx else Memory.HBM)
         spill = spill_factor(problem, splits, tiled)
@@ -344,8 +341,8 @@ def residency_price(op: ComputeOp, config: SpyreConfig) -> Price:
 def divide_work(op: ComputeOp, config: SpyreConfig) -> WorkDivision:
     """Decide ``op``'s core splits and write them as its ``core_splits`` (recomputed from scratch),
     priced by :func:`residency_price` (its producers divided first)."""
-    division = plan_work(work_problem(op), config, _hint_requests(op), anchor=op,
-                         price=residency_price(op, config))
+    problem = work_problem(op)
+    division = plan_work(problem, config, _hint_requests(op), anchor=op, price=residency_price(op, problem, config))
     op.core_splits = DenseArrayBase.from_list(i64, list(division.splits))
     return division
 

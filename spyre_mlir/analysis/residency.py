@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.ir import OpResult
 from xdsl.ir.affine import AffineConstantExpr
 
 from spyre_mlir.dialects.spyre import ComputeOp
@@ -43,3 +44,12 @@ def may_read_lx(reader: ComputeOp, index: int) -> bool:
         return False
     indirect = reader.indirect_access()
     return indirect is None or index not in (indirect.index, indirect.table)
+
+
+def lx_readers(value: OpResult) -> bool:
+    """True when ``value`` is read, and only by compute ops of its writer's block that may read it
+    from LX (:func:`may_read_lx`): its lifetime lies in one region and no reader needs it in HBM."""
+    block = value.op.parent_block()
+    uses = list(value.uses)
+    return bool(uses) and all(isinstance(u.operation, ComputeOp) and u.operation.parent_block() is block
+                              and may_read_lx(u.operation, u.index) for u in uses)
