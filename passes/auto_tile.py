@@ -133,8 +133,10 @@ def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = Tru
     config = target_config(module)
     applied: list[Candidate] = []
     budget = max_candidates
+    best_ns: float | None = None  # the module as it is: untiled, then the last round's winner
     while budget > 0 and (found := candidates(module, config)):
-        best_ns = predicted_ns(module, None, span_tiling, lx_solver)
+        if best_ns is None:
+            best_ns = predicted_ns(module, None, span_tiling, lx_solver)
         priced: list[tuple[float, Candidate]] = []
         for candidate in found[:budget]:
             ns = predicted_ns(module, candidate, span_tiling, lx_solver)
@@ -148,6 +150,7 @@ def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = Tru
             break
         apply_candidate(module, best)
         applied.append(best)
+        best_ns = ns
     return applied
 
 

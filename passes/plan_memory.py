@@ -77,8 +77,7 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import output_arguments
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
-from spyre_mlir.analysis.residency import lx_readers, may_write_lx
-from spyre_mlir.analysis.work import core_regions
+from spyre_mlir.analysis.residency import lx_share
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -91,7 +90,6 @@ from spyre_mlir.dialects.spyre import (
     tensor_layout,
 )
 from spyre_mlir.hardware import round_up
-from spyre_mlir.layout import ABSENT
 from spyre_mlir.opfuncs import COPY, OpKind
 
 SOLVERS = ("greedy", "firstfit", "bestfit")
@@ -421,45 +419,6 @@ def _lifetime(value: OpResult, pos: dict[Operation, int], after: dict[Operation,
     return start, end, len(readers) + 1
 
 
-def _covers_device_size(value: SSAValue, regions: list[tuple[tuple[int, int], ...]]) -> bool:
-    """True when the union of the per-core boxes is the whole device tensor (no back gap, no padding)."""
-    layout = tensor_layout(value.type)
-    for j, h in enumerate(layout.device_dims[:-1]):
-        if h == ABSENT:
-            continue
-        lo, hi = min(r[h][0] for r in regions), max(r[h][1] for r in regions)
-        eps = layout.elems_per_stick if h == layout.stick_dim else 1
-        if lo != 0 or -(-(hi + 1) // eps) != layout.device_size[j]:
-            return False
-    return True
-
-
-def _lx_size(value: OpResult) -> int | None:
-    """Per-core bytes if ``value`` may live in LX (DESIGN §9), else None.
-
-    Conditions: its writer and every reader pass the residency rule
-    (:mod:`spyre_mlir.analysis.residency`); it is read only by compute ops of
-    the same block (its lifetime lies in one region), at least once; writer and
-    readers touch the same box of it on every core; the boxes cover the whole
-    device tensor (no back gap).  Size: device bytes / cores sharing it.
-    """
-    writer = value.op
-    if not isinstance(writer, ComputeOp) or not may_write_lx(writer):
-        return None
-    if not lx_readers(value):
-        return None
-    regions = core_regions(writer, len(writer.inputs))
-    for use in value.uses:
-        reader = use.operation
-        assert isinstance(reader, ComputeOp)
-        if core_regions(reader, use.index) != regions:
-            return None
-    nbytes = tensor_layout(value.type).nbytes
-    if not _covers_device_size(value, regions) or nbytes % len(regions):
-        return None
-    return nbytes // len(regions)
-
-
 def _in_place_parents(value: OpResult, names: dict[SSAValue, str], lx_sizes: dict[SSAValue, int | None],
                       lifetimes: dict[SSAValue, tuple[int, int, int]]) -> tuple[str, ...]:
     """LX candidates a pointwise ``value`` may overwrite: same type and map, dying at its writer."""
@@ -518,7 +477,7 @@ def _insert_copy_out(value: OpResult) -> PointwiseOp | None:
     assert block is not None
     block.insert_op_after(copy, writer)
     value.replace_uses_with_if(copy.result, _is_leaving)
-    if _lx_size(value) is None:
+    if lx_share(value) is None:
         _remove_copy_out(value, copy)
         return None
     return copy
@@ -553,7 +512,7 @@ def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int,
     values = _values(body)
     lifetimes = _lifetimes(body, values)
     names = {v: f"v{i}" for i, v in enumerate(values)}
-    lx_sizes = {v: None if v in outputs or _zeroed(v) else _lx_size(v) for v in values}
+    lx_sizes = {v: None if v in outputs or _zeroed(v) else lx_share(v) for v in values}
     candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
                          in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
                   for v in values if (size := lx_sizes[v]) is not None]

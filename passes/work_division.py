@@ -3,8 +3,8 @@
 # layouts (#spyre.layout or the shape's default), `dims` names and `work_div`
 # hints, the splits already decided for its producers, and the module's
 # `#spyre.target` (cores, LX); prices candidate splits with the cost model
-# (analysis.cost); writes `core_splits` (cores per iteration dim) on every
-# compute op.
+# (analysis.cost), each tensor where LX residency (analysis.residency) may put
+# it; writes `core_splits` (cores per iteration dim) on every compute op.
 """Core work division: split each compute op's iteration space across cores.
 
 Before::
@@ -47,12 +47,22 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    together, so that M, N and K trade replicated reads against partial sums,
    and fewer cores where they are as fast.  An operand counts as read from LX
    when its producer leaves it there and the split reads it the same box per
-   core (:func:`residency_price`); otherwise every tensor is in HBM.  Ties go to
+   core, the result as written to LX when its readers may read it there
+   (:class:`DivisionPlan`); otherwise every tensor is in HBM.  Ties go to
    the old rule (:func:`split_iteration_space`: output dims by decreasing
    piece count, then at most one reduction dim, each multiplying its split by
    the largest divisor of its remaining pieces that fits the core budget),
    then to more cores.  A split for fewer cores is a legal split for more, so
    more cores are never predicted slower for one op.
+5. Refinement (:func:`refine`).  Step 4 divides ops in program order, so an op
+   cannot know how its readers will read its result.  Once every op is
+   divided, each is revisited in reverse program order and takes, among the
+   same legal splits, the one that makes it and its neighbours (the writers
+   and readers of its operands, the readers of its result) cheapest, every
+   tensor where memory planning may put it (:class:`DivisionPlan`); a tie keeps
+   its split.  A producer thus takes the split its matmul reader reads by, so
+   that the value stays in each core's LX.  No step raises the predicted time
+   of the program as work division prices it.
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -77,23 +87,25 @@ from typing import TypeVar
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
-from spyre_mlir.analysis.residency import lx_readers, may_read_lx, may_write_lx
+from spyre_mlir.analysis.residency import LxShares
 from spyre_mlir.analysis.work import (
     PieceSpace,
+    Regions,
     WorkProblem,
-    core_regions,
     divisors,
+    map_regions,
     reduce_spans,
     reductions_split,
-    stick_pieces,
+    slice_order,
     work_problem,
 )
 from spyre_mlir.diagnostics import SpyreError, emit_warning
-from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
+from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config
 from spyre_mlir.hardware import SpyreConfig
 
 Dim = TypeVar("Dim")
@@ -170,6 +182,9 @@ class WorkDivision:
 
     spans: tuple[int, ...]
     """Final per-core span in bytes of each operand, then the result."""
+
+    candidates: tuple[tuple[int, ...], ...]
+    """Step 4: the legal splits the cheapest was chosen among."""
 
     @property
     def cores_used(self) -> int:
@@ -276,6 +291,8 @@ _TIE = 1e-9
 def cheapest(candidates: Sequence[tuple[int, ...]], price: Price, preferred: tuple[int, ...]) -> tuple[int, ...]:
     """The candidate split of least ``price``; among equal prices ``preferred`` if it is one,
     else the one using most cores (then the first)."""
+    if len(candidates) == 1:
+        return candidates[0]
     priced = [(price(c), c) for c in candidates]
     best = min(ns for ns, _ in priced)
     tied = [c for ns, c in priced if ns <= best * (1 + _TIE)]
@@ -287,7 +304,7 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     """Steps 1-4 of work division on ``problem``; ``anchor`` locates diagnostics; ``price``
     (default :func:`hbm_price`) is the cost of a split."""
     # 1. Stick adjustment: count stick dims in whole sticks.
-    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
+    space = problem.space
     # 2. Span reduction: minimum splits for the per-core span limit.
     minimums = reduce_spans(problem, space, config, anchor)
     # 3. work_div hints: exact splits, within the core count.
@@ -296,55 +313,136 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     dims = range(len(problem.sizes))
     by_dim = split_iteration_space(dict(zip(dims, space.pieces)), config.cores, problem.output_dims,
                                    problem.reduction_dims, {**minimums, **hinted}, {*hinted, *problem.unsplit})
-    splits = cheapest(legal_splits(problem, space, config, hinted), price or hbm_price(problem),
-                      tuple(by_dim[d] for d in dims))
+    candidates = tuple(legal_splits(problem, space, config, hinted))
+    splits = cheapest(candidates, price or hbm_price(problem), tuple(by_dim[d] for d in dims))
     spans = tuple(space.span(t, dict(enumerate(splits))) for t in problem.tensors)
-    return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans)
+    return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans, candidates)
 
 
-def residency_price(op: ComputeOp, problem: WorkProblem, config: SpyreConfig) -> Price:
-    """The cost model's price of ``op`` (whose :func:`work_problem` is ``problem``) under a split,
-    with its tensors where memory planning may put them (:mod:`spyre_mlir.analysis.residency`).
+class DivisionPlan:
+    """The splits work division has decided in one function, and what the cost model predicts of
+    them with every tensor where memory planning may put it.
 
-    An operand is read from LX when its producer (an earlier compute op of the block, already
-    divided) may leave it there, it fits in LX per core, and the split reads it the same box per
-    core as the producer writes it.  The result is written to LX when the split may leave it
-    there, it fits, and every reader is a compute op of the block that may read it from LX (a
-    reader then follows the split to read it there).  Every other tensor is in HBM.  In a
-    coarse-tiling loop, a working set beyond the practical LX spills (:func:`spill_factor`).
+    A compute result is in LX when :func:`spyre_mlir.analysis.residency.lx_share`
+    allows it under the splits decided so far (a reader not divided yet follows
+    its writer) and its share fits the usable LX of a core; every other tensor is
+    in HBM.  :meth:`price` is one op's predicted time; a split changes the time of
+    the op and of its neighbours (:meth:`neighbours`), whose tensors it may move
+    in or out of LX.
     """
-    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
-    written: dict[int, list[tuple[tuple[int, int], ...]]] = {}
-    for i, operand in enumerate(op.inputs):
-        producer = operand.owner
-        if (isinstance(producer, ComputeOp) and producer.parent_block() is op.parent_block()
-                and producer.get_core_splits() is not None and may_write_lx(producer) and may_read_lx(op, i)):
-            regions = core_regions(producer, len(producer.inputs))
-            if tensor_layout(operand.type).nbytes // len(regions) <= config.usable_lx_bytes:
-                written[i] = regions
-    tiled = isinstance(op.parent_op(), scf.ForOp)
-    result_bytes = tensor_layout(op.result.type).nbytes
-    readable = lx_readers(op.result)
 
-    def price(splits: tuple[int, ...]) -> float:
-        memories = [Memory.LX if i in written and core_regions(op, i, splits, space) == written[i] else Memory.HBM
-                    for i in range(len(op.inputs))]
-        result_lx = readable and may_write_lx(op, splits) and \
-            result_bytes // math.prod(splits) <= config.usable_lx_bytes
-        memories.append(Memory.LX if result_lx else Memory.HBM)
-        spill = spill_factor(problem, splits, tiled)
-        return kernel_ns(division_traffic(problem, splits, memories), math.prod(splits), spill=spill)
+    def __init__(self, config: SpyreConfig, splits: Mapping[ComputeOp, tuple[int, ...]] | None = None):
+        self.config = config
+        self.splits: dict[ComputeOp, tuple[int, ...]] = dict(splits or {})
+        self.lx_limit = config.usable_lx_bytes
+        """The largest share of a value counted as living in LX, but for those of :attr:`resident`."""
+        self.resident: set[SSAValue] = set()
+        """Values counted as living in LX up to the usable LX whatever :attr:`lx_limit` says."""
+        self._problems: dict[ComputeOp, WorkProblem] = {}
+        self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
+        self._maps: dict[ComputeOp, tuple[Sequence[AffineMap], tuple[int, ...]]] = {}
+        self._prices: dict[tuple[ComputeOp, tuple[int, ...], tuple[Memory, ...]], float] = {}
+        self._shares = LxShares(self.regions)
+        self._memories: dict[tuple[SSAValue | tuple[int, ...] | None, ...], Memory] = {}
 
-    return price
+    def limit_lx(self, nbytes: int) -> None:
+        """From now on, count a value not in LX under the splits decided so far as living in LX only
+        when its share is at most ``nbytes``."""
+        self.resident = {op.result for op in self.splits if self.memory(op.result, {}) is Memory.LX}
+        self.lx_limit = nbytes
+        self._memories.clear()
+        self._prices.clear()
+
+    def problem(self, op: ComputeOp) -> WorkProblem:
+        """``op``'s :func:`work_problem`."""
+        if op not in self._problems:
+            self._problems[op] = work_problem(op)
+        return self._problems[op]
+
+    def regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
+        """:func:`core_regions` of ``op``'s tensor ``index`` under ``splits``."""
+        key = (op, index, splits)
+        if key not in self._regions:
+            if op not in self._maps:
+                self._maps[op] = op.get_indexing_maps(), slice_order(op)
+            maps, order = self._maps[op]
+            self._regions[key] = map_regions(maps[index], self.problem(op).space, splits, order)
+        return self._regions[key]
+
+    def memory(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> Memory:
+        """Where ``value`` lives when the ops of ``trial`` take its splits."""
+        holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+        if not holders:
+            return Memory.HBM
+        key = (value, *(trial.get(op) or self.splits.get(op) for op in holders))
+        if key not in self._memories:
+            splits = dict(zip(holders, key[1:]))
+            share = self._shares.share(value, splits.get)
+            limit = self.config.usable_lx_bytes if value in self.resident else self.lx_limit
+            self._memories[key] = Memory.LX if share is not None and share <= limit else Memory.HBM
+        return self._memories[key]
+
+    def price(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
+        """Predicted ns of one execution of ``op`` when the ops of ``trial`` take its splits (``op``
+        among them or decided).  In a coarse-tiling loop, a working set beyond the practical LX
+        spills (:func:`spill_factor`)."""
+        splits = trial.get(op) or self.splits[op]
+        memories = tuple(self.memory(v, trial) for v in (*op.inputs, op.result))
+        key = (op, splits, memories)
+        if key not in self._prices:
+            problem = self.problem(op)
+            spill = spill_factor(problem, splits, isinstance(op.parent_op(), scf.ForOp))
+            self._prices[key] = kernel_ns(division_traffic(problem, splits, memories), math.prod(splits), spill=spill)
+        return self._prices[key]
+
+    @staticmethod
+    def neighbours(op: ComputeOp) -> list[ComputeOp]:
+        """``op`` and the compute ops whose tensors its split may move in or out of LX: the writers
+        and readers of its operands, and the readers of its result."""
+        found = {op: None}
+        for value in (*op.inputs, op.result):
+            if isinstance(value, OpResult) and isinstance(value.op, ComputeOp):
+                found[value.op] = None
+            found.update((u.operation, None) for u in value.uses if isinstance(u.operation, ComputeOp))
+        return list(found)
+
+    def local_price(self, op: ComputeOp) -> Price:
+        """The price of a split of ``op``: its own predicted time and its neighbours'."""
+        around = self.neighbours(op)
+        return lambda splits: sum(self.price(other, {op: splits}) for other in around
+                                  if other is op or other in self.splits)
 
 
-def divide_work(op: ComputeOp, config: SpyreConfig) -> WorkDivision:
-    """Decide ``op``'s core splits and write them as its ``core_splits`` (recomputed from scratch),
-    priced by :func:`residency_price` (its producers divided first)."""
-    problem = work_problem(op)
-    division = plan_work(problem, config, _hint_requests(op), anchor=op, price=residency_price(op, problem, config))
+def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = None) -> WorkDivision:
+    """Decide ``op``'s core splits, priced by ``plan`` (default: one holding the ``core_splits`` of
+    ``op``'s producers), record them in ``plan`` and write them as its ``core_splits``."""
+    if plan is None:
+        plan = DivisionPlan(config, {v.op: tuple(v.op.get_core_splits()) for v in op.inputs
+                                     if isinstance(v, OpResult) and isinstance(v.op, ComputeOp)
+                                     and v.op.get_core_splits() is not None})
+    division = plan_work(plan.problem(op), config, _hint_requests(op), anchor=op,
+                         price=lambda splits: plan.price(op, {op: splits}))
+    plan.splits[op] = division.splits
     op.core_splits = DenseArrayBase.from_list(i64, list(division.splits))
     return division
+
+
+REFINED_LX_SHARE = 1 / 32
+"""Step 5 counts a value that step 4 left in HBM as living in LX only when its share is at most this
+fraction of the usable LX: the plan does not model how many values are live at once, and a split
+that moves large shares into LX can crowd out the values memory planning would place there."""
+
+
+def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> None:
+    """Step 5: revisit each op of ``divisions`` in reverse program order and take the legal split
+    (one of its :attr:`WorkDivision.candidates`) that makes it and its neighbours cheapest, now
+    that its readers are divided, counting only small new shares (:data:`REFINED_LX_SHARE`) as LX;
+    a tie keeps the split it has.  Writes ``core_splits``."""
+    plan.limit_lx(int(plan.config.usable_lx_bytes * REFINED_LX_SHARE))
+    for op, division in reversed(divisions.items()):
+        if len(division.candidates) > 1:
+            plan.splits[op] = cheapest(division.candidates, plan.local_price(op), plan.splits[op])
+            op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
 
 
 @dataclass(frozen=True)
@@ -358,6 +456,7 @@ class WorkDivisionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = target_config(op)
-        for compute in op.walk():
-            if isinstance(compute, ComputeOp):
-                divide_work(compute, config)
+        plan = DivisionPlan(config)
+        divisions = {compute: divide_work(compute, config, plan) for compute in op.walk()
+                     if isinstance(compute, ComputeOp)}
+        refine(plan, divisions)

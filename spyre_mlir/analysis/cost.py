@@ -40,6 +40,7 @@ tile, as in torch-spyre's plan)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
-from spyre_mlir.analysis.work import PieceSpace, WorkProblem, stick_pieces, work_problem
+from spyre_mlir.analysis.work import WorkProblem, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.opfuncs import OpKind
@@ -153,15 +154,19 @@ def spill_factor(problem: WorkProblem, splits: Sequence[int], tiled: bool, facts
     return max(1.0, (working_set / facts.lx_practical_bytes_per_core) ** facts.spill_exponent)
 
 
-def slice_bytes(problem: WorkProblem, splits: Sequence[int]) -> list[int]:
+def slice_bytes(problem: WorkProblem, splits: Sequence[int]) -> tuple[int, ...]:
     """The bytes of each tensor (operands, then the result) one core moves under ``splits``: whole
     sticks over the device positions it touches (one table row per index entry it iterates, for a
     table read through an index)."""
-    space = PieceSpace(problem.sizes, stick_pieces(problem.sizes, problem.tensors))
-    per_core = space.per_core(dict(enumerate(splits)))
+    return _slice_bytes(problem, tuple(splits))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _slice_bytes(problem: WorkProblem, splits: tuple[int, ...]) -> tuple[int, ...]:
+    per_core = problem.space.per_core(dict(enumerate(splits)))
     rows = math.prod(per_core[d] for d in problem.entry_dims)
-    return [(rows if i in problem.shared else 1) * math.prod(dim.touched(per_core) for dim in tensor.dims)
-            * tensor.stick_bytes for i, tensor in enumerate(problem.tensors)]
+    return tuple((rows if i in problem.shared else 1) * math.prod(dim.touched(per_core) for dim in tensor.dims)
+                 * tensor.stick_bytes for i, tensor in enumerate(problem.tensors))
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 # LX residency (DESIGN §9): which compute results may live in a core's LX
 # scratchpad, by how their writer and readers touch them.  Read by
 # spyre-plan-memory (which places them) and spyre-work-division (which prices a
-# split by the operands it would find in LX).  Reads compute ops through the
-# ComputeOp interface; writes nothing.
+# split by the tensors it would find or leave in LX).  Reads compute ops through
+# the ComputeOp interface, their splits and their per-core boxes
+# (analysis.work); writes nothing.
 """When a value may live in LX.
 
 A value lives in one core's LX only if every core touches its own part of it
@@ -14,13 +15,21 @@ movement) the same box per core as the writer writes it (:func:`spyre_mlir.analy
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.ir import OpResult
 from xdsl.ir.affine import AffineConstantExpr
 
-from spyre_mlir.dialects.spyre import ComputeOp
+from spyre_mlir.analysis.work import Regions, core_regions
+from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
+from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
+
+SplitsOf = Callable[[ComputeOp], "tuple[int, ...] | None"]
+"""An op's split (``core_splits``), or None for an op not divided yet."""
+
+RegionsOf = Callable[[ComputeOp, int, "tuple[int, ...]"], Regions]
+"""Per core, the box an op touches of one of its tensors under a split (:func:`core_regions`)."""
 
 
 def may_write_lx(writer: ComputeOp, splits: Sequence[int] | None = None) -> bool:
@@ -28,8 +37,11 @@ def may_write_lx(writer: ComputeOp, splits: Sequence[int] | None = None) -> bool
     LX: it moves no data HBM to HBM and splits no reduction dim."""
     if writer.op_func().kind is OpKind.DATA_MOVEMENT:
         return False
-    splits = splits if splits is not None else (writer.get_core_splits() or ())
-    return all(splits[d] == 1 for d in writer.reduction_dims() if d < len(splits))
+    return _splits_none(writer.reduction_dims(), splits if splits is not None else (writer.get_core_splits() or ()))
+
+
+def _splits_none(reduction_dims: Sequence[int], splits: Sequence[int]) -> bool:
+    return all(splits[d] == 1 for d in reduction_dims if d < len(splits))
 
 
 def may_read_lx(reader: ComputeOp, index: int) -> bool:
@@ -53,3 +65,77 @@ def lx_readers(value: OpResult) -> bool:
     uses = list(value.uses)
     return bool(uses) and all(isinstance(u.operation, ComputeOp) and u.operation.parent_block() is block
                               and may_read_lx(u.operation, u.index) for u in uses)
+
+
+def _own_splits(op: ComputeOp) -> tuple[int, ...]:
+    return tuple(op.get_core_splits() or (1,) * len(op.get_iteration_space()))
+
+
+def covers_device_size(layout: StickLayout, regions: Regions) -> bool:
+    """True when the union of the per-core boxes is the whole device tensor of ``layout`` (no back
+    gap, no padding)."""
+    device_size = layout.device_size
+    for j, h in enumerate(layout.device_dims[:-1]):
+        if h == ABSENT:
+            continue
+        lo, hi = min(r[h][0] for r in regions), max(r[h][1] for r in regions)
+        eps = layout.elems_per_stick if h == layout.stick_dim else 1
+        if lo != 0 or -(-(hi + 1) // eps) != device_size[j]:
+            return False
+    return True
+
+
+def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits, regions_of: RegionsOf = core_regions) -> int | None:
+    """The bytes of ``value`` one core holds if it may live in LX, else None.
+
+    Conditions: its writer and every reader pass the residency rule
+    (:func:`may_write_lx`, :func:`lx_readers`); every reader touches the same box
+    of it on every core as the writer (``regions_of`` under ``splits_of``; by
+    default the ops' ``core_splits``); the boxes cover the whole device tensor
+    (no back gap).  A reader whose split is None (not divided yet) is taken to
+    follow the writer.  The share is the device bytes over the cores.
+    """
+    return LxShares(regions_of).share(value, splits_of)
+
+
+class LxShares:
+    """:func:`lx_share` over the values of a function whose ops and types stay as they are (only
+    splits change): what needs no split is found once per value, for a pass that prices many."""
+
+    def __init__(self, regions_of: RegionsOf = core_regions):
+        self._regions_of = regions_of
+        self._facts: dict[OpResult, tuple[tuple[ComputeOp, ...], tuple[int, ...], StickLayout] | None] = {}
+
+    def _value_facts(self, value: OpResult) -> tuple[tuple[ComputeOp, ...], tuple[int, ...], StickLayout] | None:
+        if value not in self._facts:
+            writer = value.op
+            self._facts[value] = None
+            if (isinstance(writer, ComputeOp) and writer.op_func().kind is not OpKind.DATA_MOVEMENT
+                    and lx_readers(value)):
+                holders = (writer, *dict.fromkeys(u.operation for u in value.uses))
+                self._facts[value] = holders, writer.reduction_dims(), tensor_layout(value.type)
+        return self._facts[value]
+
+    def holders(self, value: OpResult) -> tuple[ComputeOp, ...]:
+        """The writer and readers of ``value`` whose splits decide whether it may live in LX; none
+        when it may not whatever the splits."""
+        facts = self._value_facts(value)
+        return facts[0] if facts else ()
+
+    def share(self, value: OpResult, splits_of: SplitsOf = _own_splits) -> int | None:
+        """:func:`lx_share` of ``value``."""
+        facts = self._value_facts(value)
+        if facts is None:
+            return None
+        (writer, *_), reduction_dims, layout = facts
+        splits = splits_of(writer)
+        if splits is None or not _splits_none(reduction_dims, splits):
+            return None
+        regions = self._regions_of(writer, len(writer.inputs), splits)
+        for use in value.uses:
+            reader_splits = splits_of(use.operation)
+            if reader_splits is not None and self._regions_of(use.operation, use.index, reader_splits) != regions:
+                return None
+        if not covers_device_size(layout, regions) or layout.nbytes % len(regions):
+            return None
+        return layout.nbytes // len(regions)

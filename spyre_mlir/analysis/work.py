@@ -64,7 +64,13 @@ class DeviceDim:
 
     def positions(self, per_core: Sequence[int]) -> int:
         """Positions one core covers along this dim when it iterates ``[0, per_core[d])`` of each dim d."""
-        lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
+        linear = self.linear
+        if linear is None:
+            lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
+        else:
+            lo = hi = linear.const
+            for d, c in linear.terms:
+                lo, hi = lo + min(0, c * (per_core[d] - 1)), hi + max(0, c * (per_core[d] - 1))
         return hi // self.elems_per_position - lo // self.elems_per_position + 1
 
     @functools.cached_property
@@ -130,9 +136,10 @@ class WorkTensor:
         return frozenset().union(*(c.used_dims() for c in coords))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkProblem:
-    """Everything work division needs from one compute op, without IR."""
+    """Everything work division needs from one compute op, without IR.  Compared by identity: the
+    cost model memoizes per problem (:func:`spyre_mlir.analysis.cost.slice_bytes`)."""
 
     op_name: str
     sizes: tuple[int, ...]
@@ -164,6 +171,11 @@ class WorkProblem:
     def output_dims(self) -> tuple[int, ...]:
         """Iteration dims the result indexes."""
         return tuple(d for d in range(len(self.sizes)) if d not in self.reduction_dims)
+
+    @functools.cached_property
+    def space(self) -> PieceSpace:
+        """The iteration space counted in pieces (:func:`stick_pieces`)."""
+        return PieceSpace(self.sizes, stick_pieces(self.sizes, self.tensors))
 
 
 
@@ -327,8 +339,12 @@ def slice_order(op: ComputeOp) -> tuple[int, ...]:
     return (*first, *(d for d in range(rank) if d not in first))
 
 
+Regions = tuple[tuple[tuple[int, int], ...], ...]
+"""Per core (in core-id order), a box: ``(lo, hi)`` host coordinates per dim of a tensor."""
+
+
 def core_regions(op: ComputeOp, tensor_index: int, splits: Sequence[int] | None = None,
-                 space: PieceSpace | None = None) -> list[tuple[tuple[int, int], ...]]:
+                 space: PieceSpace | None = None) -> Regions:
     """Per core (in core-id order), the host box ``(lo, hi)`` per dim that ``op`` touches of one
     tensor (operands, then the result) under ``splits`` (default: its ``core_splits``).
 
@@ -337,17 +353,27 @@ def core_regions(op: ComputeOp, tensor_index: int, splits: Sequence[int] | None 
     map to slices through :func:`core_to_slice`.
     """
     if space is None:
-        sizes = op.get_iteration_space()
-        space = PieceSpace(sizes, stick_pieces(sizes, work_problem(op).tensors))
+        space = work_problem(op).space
     if splits is None:
         splits = op.get_core_splits() or (1,) * len(space.sizes)
-    per_core = [pieces // n * p for pieces, p, n in zip(space.pieces, space.piece_elems, splits)]
-    index_map = op.get_indexing_maps()[tensor_index]
+    return map_regions(op.get_indexing_maps()[tensor_index], space, tuple(splits), slice_order(op))
+
+
+def map_regions(index_map: AffineMap, space: PieceSpace, splits: tuple[int, ...], order: tuple[int, ...]) -> Regions:
+    """:func:`core_regions` of the tensor an op reads or writes through ``index_map``, its iteration
+    space ``space`` divided by ``splits`` and mapped to cores in ``order`` (:func:`slice_order`)."""
+    per_core = tuple(pieces // n * p for pieces, p, n in zip(space.pieces, space.piece_elems, splits))
+    return _boxes(index_map, per_core, splits, order)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _boxes(index_map: AffineMap, per_core: tuple[int, ...], splits: tuple[int, ...],
+           order: tuple[int, ...]) -> Regions:
     regions = []
-    for slices in core_to_slice(splits, slice_order(op), math.prod(splits)):
+    for slices in core_to_slice(splits, order, math.prod(splits)):
         bounds = [(i * c, i * c + c - 1) for i, c in zip(slices, per_core)]
         regions.append(tuple(expr_range(e, bounds) for e in index_map.results))
-    return regions
+    return tuple(regions)
 
 
 def core_to_slice(splits: Sequence[int], order: Sequence[int], num_cores: int) -> list[tuple[int, ...]]:

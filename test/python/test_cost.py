@@ -24,13 +24,13 @@ from spyre_mlir.analysis.cost import (
 )
 from spyre_mlir.analysis.work import work_problem
 from spyre_mlir.codegen.writer import write_output
-from spyre_mlir.dialects.spyre import MatmulOp, Memory, PointwiseOp, target_config
+from spyre_mlir.dialects.spyre import ComputeOp, MatmulOp, Memory, PointwiseOp, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context
-from spyre_mlir.passes.work_division import hbm_price, plan_work
+from spyre_mlir.passes.work_division import DivisionPlan, divide_work, hbm_price, plan_work, refine
 from spyre_mlir.pipeline import compile_stages
 
 from e2e_support import EXAMPLES, ROOT, ImportedPrograms
@@ -331,6 +331,24 @@ def test_more_cores_are_never_predicted_slower(name: str) -> None:
     (_, _), module = imported_examples(name)
     totals = [sum(c.ns for c in planned(module.clone(), cores)[1]) for cores in (1, 4, 32)]
     assert totals[0] >= totals[1] * (1 - 1e-9) and totals[1] >= totals[2] * (1 - 1e-9), totals
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_refinement_never_raises_the_division_price(name: str) -> None:
+    """Step 5 of work division takes, op by op, the split that makes the op and its neighbours
+    cheapest: over the whole program the price work division minimizes never rises (a neighbour
+    left out of an op's neighbourhood would let it rise)."""
+    (_, _), module = imported_examples(name)
+    stages = compile_stages(32)
+    for stage in stages[:[s.name for s in stages].index("spyre-work-division")]:
+        stage.apply(make_context(), module)
+    config = target_config(module)
+    plan = DivisionPlan(config)
+    divisions = {op: divide_work(op, config, plan) for op in module.walk() if isinstance(op, ComputeOp)}
+    before = sum(plan.price(op, {}) for op in divisions)
+    refine(plan, divisions)
+    after = sum(plan.price(op, {}) for op in divisions)
+    assert after <= before * (1 + 1e-9), (before, after)
 
 
 def test_a_tiled_working_set_beyond_the_practical_lx_spills() -> None:
