@@ -88,7 +88,6 @@ from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, OpResult, SSAValue
-from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
@@ -98,10 +97,9 @@ from spyre_mlir.analysis.work import (
     Regions,
     WorkProblem,
     divisors,
-    map_regions,
+    problem_regions,
     reduce_spans,
     reductions_split,
-    slice_order,
     work_problem,
 )
 from spyre_mlir.diagnostics import SpyreError, emit_warning
@@ -325,8 +323,9 @@ class DivisionPlan:
 
     A compute result is in LX when :func:`spyre_mlir.analysis.residency.lx_share`
     allows it under the splits decided so far (a reader not divided yet follows
-    its writer) and its share fits the usable LX of a core; every other tensor is
-    in HBM.  :meth:`price` is one op's predicted time; a split changes the time of
+    its writer) and its share fits the usable LX of a core (after
+    :meth:`limit_lx`, a smaller limit for values not in LX then); every other
+    tensor is in HBM.  :meth:`price` is one op's predicted time; a split changes the time of
     the op and of its neighbours (:meth:`neighbours`), whose tensors it may move
     in or out of LX.
     """
@@ -340,18 +339,15 @@ class DivisionPlan:
         """Values counted as living in LX up to the usable LX whatever :attr:`lx_limit` says."""
         self._problems: dict[ComputeOp, WorkProblem] = {}
         self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
-        self._maps: dict[ComputeOp, tuple[Sequence[AffineMap], tuple[int, ...]]] = {}
         self._prices: dict[tuple[ComputeOp, tuple[int, ...], tuple[Memory, ...]], float] = {}
         self._shares = LxShares(self.regions)
-        self._memories: dict[tuple[SSAValue | tuple[int, ...] | None, ...], Memory] = {}
+        self._share_of: dict[tuple[SSAValue | tuple[int, ...] | None, ...], int | None] = {}
 
     def limit_lx(self, nbytes: int) -> None:
         """From now on, count a value not in LX under the splits decided so far as living in LX only
         when its share is at most ``nbytes``."""
         self.resident = {op.result for op in self.splits if self.memory(op.result, {}) is Memory.LX}
         self.lx_limit = nbytes
-        self._memories.clear()
-        self._prices.clear()
 
     def problem(self, op: ComputeOp) -> WorkProblem:
         """``op``'s :func:`work_problem`."""
@@ -360,13 +356,10 @@ class DivisionPlan:
         return self._problems[op]
 
     def regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
-        """:func:`core_regions` of ``op``'s tensor ``index`` under ``splits``."""
+        """:func:`~spyre_mlir.analysis.work.problem_regions` of ``op``'s tensor ``index`` under ``splits``."""
         key = (op, index, splits)
         if key not in self._regions:
-            if op not in self._maps:
-                self._maps[op] = op.get_indexing_maps(), slice_order(op)
-            maps, order = self._maps[op]
-            self._regions[key] = map_regions(maps[index], self.problem(op).space, splits, order)
+            self._regions[key] = problem_regions(self.problem(op), index, splits)
         return self._regions[key]
 
     def memory(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> Memory:
@@ -375,12 +368,11 @@ class DivisionPlan:
         if not holders:
             return Memory.HBM
         key = (value, *(trial.get(op) or self.splits.get(op) for op in holders))
-        if key not in self._memories:
-            splits = dict(zip(holders, key[1:]))
-            share = self._shares.share(value, splits.get)
-            limit = self.config.usable_lx_bytes if value in self.resident else self.lx_limit
-            self._memories[key] = Memory.LX if share is not None and share <= limit else Memory.HBM
-        return self._memories[key]
+        if key not in self._share_of:
+            self._share_of[key] = self._shares.share(value, dict(zip(holders, key[1:])).get)
+        share = self._share_of[key]
+        limit = self.config.usable_lx_bytes if value in self.resident else self.lx_limit
+        return Memory.LX if share is not None and share <= limit else Memory.HBM
 
     def price(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         """Predicted ns of one execution of ``op`` when the ops of ``trial`` take its splits (``op``

@@ -15,7 +15,8 @@ movement) the same box per core as the writer writes it (:func:`spyre_mlir.analy
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import NamedTuple
 
 from xdsl.ir import OpResult
 from xdsl.ir.affine import AffineConstantExpr
@@ -32,16 +33,10 @@ RegionsOf = Callable[[ComputeOp, int, "tuple[int, ...]"], Regions]
 """Per core, the box an op touches of one of its tensors under a split (:func:`core_regions`)."""
 
 
-def may_write_lx(writer: ComputeOp, splits: Sequence[int] | None = None) -> bool:
-    """True when ``writer`` under ``splits`` (default: its ``core_splits``) may leave its result in
-    LX: it moves no data HBM to HBM and splits no reduction dim."""
-    if writer.op_func().kind is OpKind.DATA_MOVEMENT:
-        return False
-    return _splits_none(writer.reduction_dims(), splits if splits is not None else (writer.get_core_splits() or ()))
-
-
-def _splits_none(reduction_dims: Sequence[int], splits: Sequence[int]) -> bool:
-    return all(splits[d] == 1 for d in reduction_dims if d < len(splits))
+def may_write_lx(writer: ComputeOp) -> bool:
+    """True when ``writer`` may leave its result in LX under some split: it moves no data HBM to
+    HBM.  Under a split, it must also split no reduction dim (:meth:`LxShares.share`)."""
+    return writer.op_func().kind is not OpKind.DATA_MOVEMENT
 
 
 def may_read_lx(reader: ComputeOp, index: int) -> bool:
@@ -71,7 +66,7 @@ def _own_splits(op: ComputeOp) -> tuple[int, ...]:
     return tuple(op.get_core_splits() or (1,) * len(op.get_iteration_space()))
 
 
-def covers_device_size(layout: StickLayout, regions: Regions) -> bool:
+def _covers_device_size(layout: StickLayout, regions: Regions) -> bool:
     """True when the union of the per-core boxes is the whole device tensor of ``layout`` (no back
     gap, no padding)."""
     device_size = layout.device_size
@@ -89,13 +84,24 @@ def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits, regions_of: Reg
     """The bytes of ``value`` one core holds if it may live in LX, else None.
 
     Conditions: its writer and every reader pass the residency rule
-    (:func:`may_write_lx`, :func:`lx_readers`); every reader touches the same box
-    of it on every core as the writer (``regions_of`` under ``splits_of``; by
+    (:func:`may_write_lx`, :func:`lx_readers`); the writer splits no reduction
+    dim; every reader touches the same box of it on every core as the writer (``regions_of`` under ``splits_of``; by
     default the ops' ``core_splits``); the boxes cover the whole device tensor
     (no back gap).  A reader whose split is None (not divided yet) is taken to
     follow the writer.  The share is the device bytes over the cores.
     """
     return LxShares(regions_of).share(value, splits_of)
+
+
+class _Facts(NamedTuple):
+    """What :func:`lx_share` of a value needs that no split changes."""
+
+    holders: tuple[ComputeOp, ...]
+    """The writer, then each reader once."""
+    reduction_dims: tuple[int, ...]
+    """The writer's."""
+    layout: StickLayout
+    nbytes: int
 
 
 class LxShares:
@@ -104,38 +110,38 @@ class LxShares:
 
     def __init__(self, regions_of: RegionsOf = core_regions):
         self._regions_of = regions_of
-        self._facts: dict[OpResult, tuple[tuple[ComputeOp, ...], tuple[int, ...], StickLayout] | None] = {}
+        self._facts: dict[OpResult, _Facts | None] = {}
 
-    def _value_facts(self, value: OpResult) -> tuple[tuple[ComputeOp, ...], tuple[int, ...], StickLayout] | None:
+    def _value_facts(self, value: OpResult) -> _Facts | None:
         if value not in self._facts:
             writer = value.op
             self._facts[value] = None
-            if (isinstance(writer, ComputeOp) and writer.op_func().kind is not OpKind.DATA_MOVEMENT
-                    and lx_readers(value)):
-                holders = (writer, *dict.fromkeys(u.operation for u in value.uses))
-                self._facts[value] = holders, writer.reduction_dims(), tensor_layout(value.type)
+            if isinstance(writer, ComputeOp) and may_write_lx(writer) and lx_readers(value):
+                layout = tensor_layout(value.type)
+                self._facts[value] = _Facts((writer, *dict.fromkeys(u.operation for u in value.uses)),
+                                            writer.reduction_dims(), layout, layout.nbytes)
         return self._facts[value]
 
     def holders(self, value: OpResult) -> tuple[ComputeOp, ...]:
         """The writer and readers of ``value`` whose splits decide whether it may live in LX; none
         when it may not whatever the splits."""
         facts = self._value_facts(value)
-        return facts[0] if facts else ()
+        return facts.holders if facts else ()
 
     def share(self, value: OpResult, splits_of: SplitsOf = _own_splits) -> int | None:
         """:func:`lx_share` of ``value``."""
         facts = self._value_facts(value)
         if facts is None:
             return None
-        (writer, *_), reduction_dims, layout = facts
+        writer = facts.holders[0]
         splits = splits_of(writer)
-        if splits is None or not _splits_none(reduction_dims, splits):
-            return None
+        if splits is None or any(splits[d] != 1 for d in facts.reduction_dims):
+            return None  # not divided yet, or partial sums of a split reduction
         regions = self._regions_of(writer, len(writer.inputs), splits)
         for use in value.uses:
             reader_splits = splits_of(use.operation)
             if reader_splits is not None and self._regions_of(use.operation, use.index, reader_splits) != regions:
                 return None
-        if not covers_device_size(layout, regions) or layout.nbytes % len(regions):
+        if facts.nbytes % len(regions) or not _covers_device_size(facts.layout, regions):
             return None
-        return layout.nbytes // len(regions)
+        return facts.nbytes // len(regions)

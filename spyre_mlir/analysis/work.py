@@ -64,13 +64,7 @@ class DeviceDim:
 
     def positions(self, per_core: Sequence[int]) -> int:
         """Positions one core covers along this dim when it iterates ``[0, per_core[d])`` of each dim d."""
-        linear = self.linear
-        if linear is None:
-            lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
-        else:
-            lo = hi = linear.const
-            for d, c in linear.terms:
-                lo, hi = lo + min(0, c * (per_core[d] - 1)), hi + max(0, c * (per_core[d] - 1))
+        lo, hi = expr_range(self.coord, [(0, extent - 1) for extent in per_core])
         return hi // self.elems_per_position - lo // self.elems_per_position + 1
 
     @functools.cached_property
@@ -129,6 +123,9 @@ class WorkTensor:
     stick_bytes: int
     """Bytes of one stick: what a core moves per position it touches."""
 
+    index_map: AffineMap
+    """Its host coordinates from the iteration coordinates."""
+
     @functools.cached_property
     def used_dims(self) -> frozenset[int]:
         """The iteration dims its coordinates use: cores differing only in another dim share a slice."""
@@ -173,6 +170,15 @@ class WorkProblem:
         return tuple(d for d in range(len(self.sizes)) if d not in self.reduction_dims)
 
     @functools.cached_property
+    def slice_order(self) -> tuple[int, ...]:
+        """The iteration dims in the order cores step through them, fastest first: a matmul's
+        reduction dim (K) first, so that the cores sharing an output slice sit on adjacent cores,
+        then the others in order.  Work division, memory planning and code generation all map cores
+        to slices through this order and :func:`core_to_slice`."""
+        first = self.reduction_dims if self.matmul else ()
+        return (*first, *(d for d in range(len(self.sizes)) if d not in first))
+
+    @functools.cached_property
     def space(self) -> PieceSpace:
         """The iteration space counted in pieces (:func:`stick_pieces`)."""
         return PieceSpace(self.sizes, stick_pieces(self.sizes, self.tensors))
@@ -204,7 +210,7 @@ def work_tensor(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> W
         per_position = layout.elems_per_stick if host_dim == layout.stick_dim else 1
         dims.append(DeviceDim(coord, stick_bytes * math.prod(device_size[j + 1:-1]), per_position))
     stick = None if layout.stick_dim is None else indexing_map.results[layout.stick_dim]
-    return WorkTensor(name, tuple(dims), stick, layout.elems_per_stick, stick_bytes)
+    return WorkTensor(name, tuple(dims), stick, layout.elems_per_stick, stick_bytes, indexing_map)
 
 
 def work_problem(op: ComputeOp) -> WorkProblem:
@@ -330,40 +336,31 @@ def _span_failure(problem: WorkProblem, tensor: WorkTensor, span: int, config: S
 
 
 def slice_order(op: ComputeOp) -> tuple[int, ...]:
-    """The iteration dims of ``op`` in the order cores step through them, fastest first: a
-    matmul's reduction dim (K) first, so that the cores sharing an output slice sit on adjacent
-    cores, then the others in order.  Work division, memory planning and code generation all
-    map cores to slices through this order and :func:`core_to_slice`."""
-    rank = len(op.get_iteration_space())
-    first = op.reduction_dims() if op.op_func().kind is OpKind.MATMUL else ()
-    return (*first, *(d for d in range(rank) if d not in first))
+    """:attr:`WorkProblem.slice_order` of ``op``."""
+    return work_problem(op).slice_order
 
 
 Regions = tuple[tuple[tuple[int, int], ...], ...]
 """Per core (in core-id order), a box: ``(lo, hi)`` host coordinates per dim of a tensor."""
 
 
-def core_regions(op: ComputeOp, tensor_index: int, splits: Sequence[int] | None = None,
-                 space: PieceSpace | None = None) -> Regions:
-    """Per core (in core-id order), the host box ``(lo, hi)`` per dim that ``op`` touches of one
-    tensor (operands, then the result) under ``splits`` (default: its ``core_splits``).
+def core_regions(op: ComputeOp, tensor_index: int, splits: Sequence[int] | None = None) -> Regions:
+    """:func:`problem_regions` of ``op`` under ``splits`` (default: its ``core_splits``)."""
+    problem = work_problem(op)
+    return problem_regions(problem, tensor_index, tuple(splits or op.get_core_splits() or (1,) * len(problem.sizes)))
+
+
+def problem_regions(problem: WorkProblem, tensor_index: int, splits: tuple[int, ...]) -> Regions:
+    """Per core (in core-id order), the host box ``(lo, hi)`` per dim that the op of ``problem``
+    touches of one tensor (operands, then the result) under ``splits``.
 
     Iteration dims are counted in padded pieces as work division counts them
-    (``space``: the op's :class:`PieceSpace`, derived when not given), and cores
-    map to slices through :func:`core_to_slice`.
+    (:attr:`WorkProblem.space`), and cores map to slices through
+    :func:`core_to_slice` in :attr:`WorkProblem.slice_order`.
     """
-    if space is None:
-        space = work_problem(op).space
-    if splits is None:
-        splits = op.get_core_splits() or (1,) * len(space.sizes)
-    return map_regions(op.get_indexing_maps()[tensor_index], space, tuple(splits), slice_order(op))
-
-
-def map_regions(index_map: AffineMap, space: PieceSpace, splits: tuple[int, ...], order: tuple[int, ...]) -> Regions:
-    """:func:`core_regions` of the tensor an op reads or writes through ``index_map``, its iteration
-    space ``space`` divided by ``splits`` and mapped to cores in ``order`` (:func:`slice_order`)."""
+    space = problem.space
     per_core = tuple(pieces // n * p for pieces, p, n in zip(space.pieces, space.piece_elems, splits))
-    return _boxes(index_map, per_core, splits, order)
+    return _boxes(problem.tensors[tensor_index].index_map, per_core, splits, problem.slice_order)
 
 
 @functools.lru_cache(maxsize=1 << 16)
