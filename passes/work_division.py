@@ -85,12 +85,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.context import Context
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
+from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
 from spyre_mlir.analysis.work import (
     PieceSpace,
@@ -376,14 +376,14 @@ class DivisionPlan:
 
     def price(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         """Predicted ns of one execution of ``op`` when the ops of ``trial`` take its splits (``op``
-        among them or decided).  In a coarse-tiling loop, a working set beyond the practical LX
-        spills (:func:`spill_factor`)."""
+        among them or decided).  In a coarse-tiling loop of more than one iteration, a working set
+        beyond the practical LX spills (:func:`spill_factor`)."""
         splits = trial.get(op) or self.splits[op]
         memories = tuple(self.memory(v, trial) for v in (*op.inputs, op.result))
         key = (op, splits, memories)
         if key not in self._prices:
             problem = self.problem(op)
-            spill = spill_factor(problem, splits, isinstance(op.parent_op(), scf.ForOp))
+            spill = spill_factor(problem, splits, iterations(op) > 1)
             self._prices[key] = kernel_ns(division_traffic(problem, splits, memories), math.prod(splits), spill=spill)
         return self._prices[key]
 

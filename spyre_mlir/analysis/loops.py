@@ -1,12 +1,16 @@
-# Loop-carried values of scf.for (DESIGN §7): which init, body argument and
-# loop result carry one value through a loop.  Read by spyre-lower-to-bundle;
-# reads the IR, writes nothing.
-"""The init -> body argument -> result chain of an ``scf.for``'s ``iter_args``."""
+# scf.for loops (DESIGN §7): which init, body argument and loop result carry one
+# value through a loop, and how often the loops around an op run.  Read by
+# spyre-lower-to-bundle, the storage trace and spyre-work-division; reads the
+# IR, writes nothing.
+"""The init -> body argument -> result chain of an ``scf.for``'s ``iter_args``, and trip counts."""
 
 from __future__ import annotations
 
-from xdsl.dialects import scf
-from xdsl.ir import Block, BlockArgument, OpResult, SSAValue, Use
+import math
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue, Use
 
 _CONTROL_OPERANDS = 3
 """``lb``, ``ub`` and ``step``: the operands of an ``scf.for`` before its inits."""
@@ -40,3 +44,24 @@ def carried_init(value: SSAValue) -> SSAValue | None:
     if isinstance(value, OpResult) and isinstance(value.op, scf.ForOp):
         return value.op.iter_args[value.index]
     return None
+
+
+def constant_index(v: SSAValue) -> int | None:
+    """The value of an ``arith.constant`` index, None for any other value."""
+    owner = v.owner
+    return owner.value.value.data if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) \
+        else None
+
+
+def iterations(op: Operation) -> int:
+    """How often ``op`` runs: the trip counts of the ``scf.for`` loops around it multiplied (a
+    loop whose bounds are not constants counts once)."""
+    counts = []
+    loop = op.parent_op()
+    while loop is not None:
+        if isinstance(loop, scf.ForOp):
+            lb, ub, step = (constant_index(v) for v in (loop.lb, loop.ub, loop.step))
+            if None not in (lb, ub, step) and step > 0:
+                counts.append(max(0, -(-(ub - lb) // step)))
+        loop = loop.parent_op()
+    return math.prod(counts)

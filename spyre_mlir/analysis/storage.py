@@ -55,7 +55,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from spyre_mlir.analysis.assembly import Assembly, assembled_by, assemblies, assembly_of
 from spyre_mlir.analysis.kernel_args import constant_name, output_arguments, result_name
 from spyre_mlir.analysis.linear import Linear, affine_linear
-from spyre_mlir.analysis.loops import carried_argument, carried_init, carried_result
+from spyre_mlir.analysis.loops import carried_argument, carried_init, carried_result, constant_index
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, Memory, PlacementAttr, PlacementKind, tensor_layout
 from spyre_mlir.hardware import round_up
@@ -249,19 +249,12 @@ def planned_pool_end(body: func.FuncOp, alignment: int) -> int:
                 for placement, value in placed if placement.placement_kind is PlacementKind.POOL), default=0)
 
 
-def _constant_index(v: SSAValue) -> int | None:
-    """The value of an ``arith.constant`` index, None for any other value."""
-    owner = v.owner
-    return owner.value.value.data if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) \
-        else None
-
-
 def index_value(v: SSAValue, ivs: Mapping[SSAValue, int], anchor: Operation) -> Linear[int]:
     """An index value as ``constant + sum(coefficient x iv_level)``: ``ivs`` gives the loop level
     (depth, outermost 0) of each enclosing induction variable; ``anchor`` locates an error."""
     if v in ivs:
         return Linear.term(ivs[v])
-    if (value := _constant_index(v)) is not None:
+    if (value := constant_index(v)) is not None:
         return Linear.constant(value)
     owner = v.owner
     if isinstance(owner, affine.ApplyOp):
@@ -524,7 +517,7 @@ class StorageTrace:
             if isinstance(op, FillOp):
                 self.fill(op)
             elif isinstance(op, scf.ForOp):
-                lb, ub, step = (_constant_index(v) for v in (op.lb, op.ub, op.step))
+                lb, ub, step = (constant_index(v) for v in (op.lb, op.ub, op.step))
                 if lb != 0 or ub is None or step != 1:
                     raise SpyreError("only scf.for 0 .. constant step 1 loops are lowered", op=op)
                 self.ivs[op.body.block.args[0]] = depth

@@ -29,7 +29,7 @@ from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
-from spyre_mlir.mlir_text import make_context
+from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.passes.work_division import DivisionPlan, divide_work, hbm_price, plan_work, refine
 from spyre_mlir.pipeline import compile_stages
 
@@ -349,6 +349,29 @@ def test_refinement_never_raises_the_division_price(name: str) -> None:
     refine(plan, divisions)
     after = sum(plan.price(op, {}) for op in divisions)
     assert after <= before * (1 + 1e-9), (before, after)
+
+
+@pytest.mark.parametrize("trips, spills", [(1, False), (2, True)])
+def test_work_division_spills_only_in_a_loop_of_more_than_one_iteration(trips: int, spills: bool) -> None:
+    """As the report (:func:`price`), work division applies the spill derate only to an op that runs
+    more than once: exp over [1024, 1024] fp16 on one core moves 8 times the practical LX."""
+    text = f"""
+    func.func @f(%a: tensor<1024x1024xf16>) -> tensor<1024x1024xf16> {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %ub = arith.constant {trips} : index
+      %r = scf.for %i = %c0 to %ub step %c1 iter_args(%acc = %a) -> (tensor<1024x1024xf16>) {{
+        %y = spyre.pointwise "exp" (%acc) : (tensor<1024x1024xf16>) -> tensor<1024x1024xf16>
+        scf.yield %y : tensor<1024x1024xf16>
+      }}
+      func.return %r : tensor<1024x1024xf16>
+    }}
+    """
+    module = parse_module(make_context(), text, "f.mlir")
+    exp = next(op for op in module.walk() if isinstance(op, ComputeOp))
+    unspilled = kernel_ns(division_traffic(work_problem(exp), (1, 1), [Memory.HBM] * 2), 1)
+    predicted = DivisionPlan(SpyreConfig(cores=1)).price(exp, {exp: (1, 1)})
+    assert predicted == pytest.approx(unspilled * (8 ** 0.15 if spills else 1.0))
 
 
 def test_a_tiled_working_set_beyond_the_practical_lx_spills() -> None:
