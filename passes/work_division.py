@@ -61,8 +61,11 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    and readers of its operands, the readers of its result) cheapest, every
    tensor where memory planning may put it (:class:`DivisionPlan`); a tie keeps
    its split.  A producer thus takes the split its matmul reader reads by, so
-   that the value stays in each core's LX.  No step raises the predicted time
-   of the program as work division prices it.
+   that the value stays in each core's LX.  A value step 4 left in HBM moves to
+   LX only where the values already there leave room for it at every op of its
+   lifetime (their shares added up within :data:`PACKED_LX` of the usable LX):
+   more would crowd out values memory planning places there.  Ops none of whose
+   tensors may live in LX keep their split (their neighbours do not depend on it).
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -317,6 +320,12 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans, candidates)
 
 
+PACKED_LX = 0.75
+"""The part of a core's usable LX that the shares of the values living there at once may add up to
+when work division tracks them (:meth:`DivisionPlan.track_pressure`): memory planning places them as
+aligned blocks, greedily, in an order of its own, so it fits less than their sum."""
+
+
 class DivisionPlan:
     """The splits work division has decided in one function, and what the cost model predicts of
     them with every tensor where memory planning may put it.
@@ -324,8 +333,8 @@ class DivisionPlan:
     A compute result is in LX when :func:`spyre_mlir.analysis.residency.lx_share`
     allows it under the splits decided so far (a reader not divided yet follows
     its writer) and its share fits the usable LX of a core (after
-    :meth:`limit_lx`, a smaller limit for values not in LX then); every other
-    tensor is in HBM.  :meth:`price` is one op's predicted time; a split changes the time of
+    :meth:`track_pressure`, beside the values in LX then); every other tensor
+    is in HBM.  :meth:`price` is one op's predicted time; a split changes the time of
     the op and of its neighbours (:meth:`neighbours`), whose tensors it may move
     in or out of LX.
     """
@@ -333,22 +342,47 @@ class DivisionPlan:
     def __init__(self, config: SpyreConfig, splits: Mapping[ComputeOp, tuple[int, ...]] | None = None):
         self.config = config
         self.splits: dict[ComputeOp, tuple[int, ...]] = dict(splits or {})
-        self.lx_limit = config.usable_lx_bytes
-        """The largest share of a value counted as living in LX, but for those of :attr:`resident`."""
-        self.resident: set[SSAValue] = set()
-        """Values counted as living in LX up to the usable LX whatever :attr:`lx_limit` says."""
         self._problems: dict[ComputeOp, WorkProblem] = {}
         self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
         self._prices: dict[tuple[ComputeOp, tuple[int, ...], tuple[Memory, ...]], float] = {}
         self._shares = LxShares(self.regions)
         self._share_of: dict[tuple[SSAValue | tuple[int, ...] | None, ...], int | None] = {}
+        self._position: dict[ComputeOp, int] = {}
+        self._pressure: list[int] = []
+        self._held: dict[SSAValue, int] = {}
+        self._resident: set[SSAValue] = set()
+        self._lifetimes: dict[SSAValue, range] = {}
 
-    def limit_lx(self, nbytes: int) -> None:
+    def track_pressure(self, ops: Sequence[ComputeOp]) -> None:
         """From now on, count a value not in LX under the splits decided so far as living in LX only
-        when its share is at most ``nbytes``."""
-        self.resident = {op.result for op in self.splits if self.memory(op.result, {}) is Memory.LX}
-        self.lx_limit = nbytes
+        while the values in LX leave room for its share at every op of its lifetime (``ops``, in
+        program order): their shares added up within :data:`PACKED_LX` of the usable LX."""
+        self._resident = {op.result for op in ops if self.memory(op.result, {}) is Memory.LX}
+        self._position = {op: i for i, op in enumerate(ops)}
+        self._lifetimes = {}
+        self._pressure = [0] * len(ops)
+        self._held = {}
+        for op in ops:
+            self.hold(op.result)
 
+    def hold(self, value: SSAValue) -> None:
+        """Count ``value``'s share in LX at every op of its lifetime if it lives there under the
+        splits decided so far, and nothing otherwise (after :meth:`track_pressure`)."""
+        old = self._held.pop(value, 0)
+        new = self.share(value, {}) if self.memory(value, {}) is Memory.LX else 0
+        if new:
+            self._held[value] = new
+        for i in self._lifetime(value):
+            self._pressure[i] += new - old
+
+    def _lifetime(self, value: SSAValue) -> range:
+        """The positions of the ops from ``value``'s writer to its last reader (none if it never
+        lives in LX)."""
+        if value not in self._lifetimes:
+            holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+            positions = [self._position[op] for op in holders if op in self._position]
+            self._lifetimes[value] = range(min(positions), max(positions) + 1) if positions else range(0)
+        return self._lifetimes[value]
     def problem(self, op: ComputeOp) -> WorkProblem:
         """``op``'s :func:`work_problem`."""
         if op not in self._problems:
@@ -362,17 +396,26 @@ class DivisionPlan:
             self._regions[key] = problem_regions(self.problem(op), index, splits)
         return self._regions[key]
 
-    def memory(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> Memory:
-        """Where ``value`` lives when the ops of ``trial`` take its splits."""
+    def share(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> int | None:
+        """:func:`~spyre_mlir.analysis.residency.lx_share` of ``value`` when the ops of ``trial`` take
+        its splits (a reader not divided yet follows its writer)."""
         holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
         if not holders:
-            return Memory.HBM
+            return None
         key = (value, *(trial.get(op) or self.splits.get(op) for op in holders))
         if key not in self._share_of:
             self._share_of[key] = self._shares.share(value, dict(zip(holders, key[1:])).get)
-        share = self._share_of[key]
-        limit = self.config.usable_lx_bytes if value in self.resident else self.lx_limit
-        return Memory.LX if share is not None and share <= limit else Memory.HBM
+        return self._share_of[key]
+
+    def memory(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> Memory:
+        """Where ``value`` lives when the ops of ``trial`` take its splits."""
+        share = self.share(value, trial)
+        if share is None:
+            return Memory.HBM
+        if not self._pressure or value in self._resident:
+            return Memory.LX if share <= self.config.usable_lx_bytes else Memory.HBM
+        others = max((self._pressure[i] for i in self._lifetime(value)), default=0) - self._held.get(value, 0)
+        return Memory.LX if others + share <= PACKED_LX * self.config.usable_lx_bytes else Memory.HBM
 
     def price(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         """Predicted ns of one execution of ``op`` when the ops of ``trial`` take its splits (``op``
@@ -386,6 +429,11 @@ class DivisionPlan:
             spill = spill_factor(problem, splits, iterations(op) > 1)
             self._prices[key] = kernel_ns(division_traffic(problem, splits, memories), math.prod(splits), spill=spill)
         return self._prices[key]
+
+    def may_move(self, op: ComputeOp) -> bool:
+        """Whether a split of ``op`` may move one of its tensors in or out of LX (else its neighbours'
+        prices do not depend on it)."""
+        return any(isinstance(v, OpResult) and self._shares.holders(v) for v in (*op.inputs, op.result))
 
     @staticmethod
     def neighbours(op: ComputeOp) -> list[ComputeOp]:
@@ -419,22 +467,19 @@ def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = 
     return division
 
 
-REFINED_LX_SHARE = 1 / 32
-"""Step 5 counts a value that step 4 left in HBM as living in LX only when its share is at most this
-fraction of the usable LX: the plan does not model how many values are live at once, and a split
-that moves large shares into LX can crowd out the values memory planning would place there."""
-
-
 def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> None:
-    """Step 5: revisit each op of ``divisions`` in reverse program order and take the legal split
-    (one of its :attr:`WorkDivision.candidates`) that makes it and its neighbours cheapest, now
-    that its readers are divided, counting only small new shares (:data:`REFINED_LX_SHARE`) as LX;
-    a tie keeps the split it has.  Writes ``core_splits``."""
-    plan.limit_lx(int(plan.config.usable_lx_bytes * REFINED_LX_SHARE))
+    """Step 5: revisit each op of ``divisions`` (in program order) in reverse order and take the
+    legal split (one of its :attr:`WorkDivision.candidates`) that makes it and its neighbours
+    cheapest, now that its readers are divided, and a value in LX only where the values already
+    there leave room for it (:meth:`DivisionPlan.track_pressure`); a tie keeps the split it has.
+    Writes ``core_splits``."""
+    plan.track_pressure(list(divisions))
     for op, division in reversed(divisions.items()):
-        if len(division.candidates) > 1:
+        if len(division.candidates) > 1 and plan.may_move(op):
             plan.splits[op] = cheapest(division.candidates, plan.local_price(op), plan.splits[op])
             op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
+            for value in (*op.inputs, op.result):
+                plan.hold(value)
 
 
 @dataclass(frozen=True)

@@ -289,8 +289,9 @@ def test_pass_is_idempotent() -> None:
     WorkDivisionPass().apply(ctx, module)
     assert str(module) == once
     splits = [op.get_core_splits() for op in module.walk() if isinstance(op, ComputeOp)]
-    # The matmul splits K: split on M it would read all of %w on every core.
-    assert splits == [(32, 1), (1, 1, 32)]
+    # The matmul splits K: split on M it would read all of %w on every core.  The add then splits
+    # its columns the same way (step 5), so that each core leaves in LX the slice of %y it reads.
+    assert splits == [(1, 32), (1, 1, 32)]
 
 
 # --------------------------------------------------------------------------
