@@ -101,7 +101,7 @@ def apply_candidate(module: ModuleOp, candidate: Candidate) -> None:
 
 
 def predicted_ns(module: ModuleOp, candidate: Candidate | None = None, span_tiling: bool = True,
-                 lx_solver: str = "greedy") -> float | None:
+                 lx_solver: str = "auto") -> float | None:
     """The cost model's total for a clone of ``module`` tiled by ``candidate`` (None: as it is)
     after the later planning stages (with ``span_tiling`` and ``lx_solver``); None when a stage
     refuses the tiling."""
@@ -125,7 +125,7 @@ def _tiled(op: ComputeOp) -> bool:
 
 
 def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = True,
-              lx_solver: str = "greedy") -> list[Candidate]:
+              lx_solver: str = "auto") -> list[Candidate]:
     """Tile ``module`` where the cost model predicts it pays (steps 1-3), pricing with the later
     stages' ``span_tiling`` and ``lx_solver``; returns the tilings applied, in order."""
     if any(_tiled(op) for op in _compute_ops(module)):
@@ -167,7 +167,7 @@ class AutoTilePass(ModulePass):
     span_tiling: bool = True
     """spyre-coarse-tile's option in the stages that price a candidate."""
 
-    lx_solver: str = "greedy"
+    lx_solver: str = "auto"
     """spyre-plan-memory's LX solver in the stages that price a candidate."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -95,6 +95,14 @@ from spyre_mlir.opfuncs import COPY, OpKind
 SOLVERS = ("greedy", "firstfit", "bestfit")
 """The LX solvers of DESIGN §9, by ``lx-solver`` name."""
 
+AUTO = "auto"
+"""The ``lx-solver`` that runs every one of :data:`SOLVERS` and keeps the placement that moves the
+fewest bytes through HBM: the most bytes times uses (the write and each read) in LX; ties go to
+the first."""
+
+LX_SOLVERS = (AUTO, *SOLVERS)
+"""What ``lx-solver`` accepts."""
+
 _IN_PLACE_DISCOUNT = 0.25
 _WRITE_FIRST_BONUS = 0.5
 
@@ -516,7 +524,9 @@ def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int,
     candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
                          in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
                   for v in values if (size := lx_sizes[v]) is not None]
-    placed = solve(candidates, lx_limit, alignment, solver)
+    saved = {names[v]: tensor_layout(v.type).nbytes * lifetimes[v][2] for v in values if lx_sizes[v] is not None}
+    placements = [solve(candidates, lx_limit, alignment, name) for name in (SOLVERS if solver == AUTO else (solver,))]
+    placed = max(placements, key=lambda p: sum(saved[name] for name, offset in p.items() if offset is not None))
     offsets = {v: offset for v in values if (offset := placed.get(names[v])) is not None}
     return offsets, lx_sizes
 
@@ -528,7 +538,7 @@ def _zeroed(value: OpResult) -> bool:
     return isinstance(value.op, ComputeOp | tensor.InsertSliceOp) and tensor_layout(value.type).is_padded
 
 
-def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
+def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
                 alignment: int = 128) -> list[PlannedValue]:
     """Place every compute and fill result of ``body``; write and return the placements.
 
@@ -538,7 +548,9 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = "greedy",
     3. Every other value gets its lifetime (program order, pre-order over
        nested regions) and, if eligible, its per-core LX size; pointwise
        results get in-place parents.
-    4. ``solver`` places the LX candidates in ``lx_limit`` bytes per core.
+    4. ``solver`` places the LX candidates in ``lx_limit`` bytes per core
+       (:data:`AUTO`: every solver, keeping the placement that moves the
+       fewest bytes through HBM).
     5. The copy-out of a value that did not get LX is removed again: that
        value is written straight into its destination.
     6. The rest but fills go to the HBM pool with their lifetimes in the final
@@ -642,9 +654,9 @@ def _assembly_buffers(body: func.FuncOp, buffers: dict[SSAValue, Buffer]) -> dic
 
 
 def check_lx_solver(lx_solver: str, who: str) -> None:
-    """One :class:`SpyreError` naming ``who`` (the pass or tool) unless ``lx_solver`` is one of :data:`SOLVERS`."""
-    if lx_solver not in SOLVERS:
-        raise SpyreError(f"{who}: unknown lx-solver '{lx_solver}'; expected one of {', '.join(SOLVERS)}")
+    """One :class:`SpyreError` naming ``who`` (the pass or tool) unless ``lx_solver`` is one of :data:`LX_SOLVERS`."""
+    if lx_solver not in LX_SOLVERS:
+        raise SpyreError(f"{who}: unknown lx-solver '{lx_solver}'; expected one of {', '.join(LX_SOLVERS)}")
 
 
 @dataclass(frozen=True)
@@ -656,8 +668,8 @@ class PlanMemoryPass(ModulePass):
 
     name = "spyre-plan-memory"
 
-    lx_solver: str = "greedy"
-    """LX solver: greedy, firstfit or bestfit (DESIGN §9)."""
+    lx_solver: str = AUTO
+    """LX solver: auto (the best of the others for HBM traffic), greedy, firstfit or bestfit (DESIGN §9)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_lx_solver(self.lx_solver, self.name)

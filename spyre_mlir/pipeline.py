@@ -60,7 +60,7 @@ COMPILE_STAGES: tuple[str, ...] = (
 """The passes of ``spyre-compile``, in order."""
 
 
-def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver: str = "greedy",
+def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver: str = "auto",
                    lx_fraction: float | None = None, stage_inputs: bool = False,
                    auto_tile: bool = True) -> list[ModulePass]:
     """The stage passes, each given the options it takes of ``cores``, ``span_tiling``,
@@ -84,7 +84,7 @@ def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver
     return passes
 
 
-def planning_stages(span_tiling: bool = True, lx_solver: str = "greedy") -> list[ModulePass]:
+def planning_stages(span_tiling: bool = True, lx_solver: str = "auto") -> list[ModulePass]:
     """The stages that plan a module after its views are folded, up to memory planning: what a
     candidate plan runs before the cost model prices it (spyre-auto-tile)."""
     stages = compile_stages(span_tiling=span_tiling, lx_solver=lx_solver, auto_tile=False)
@@ -113,8 +113,8 @@ class SpyreCompilePass(ModulePass):
     span_tiling: bool = True
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
 
-    lx_solver: str = "greedy"
-    """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
+    lx_solver: str = "auto"
+    """LX solver of spyre-plan-memory: auto, greedy, firstfit or bestfit (DESIGN §9)."""
 
     lx_fraction: float | None = None
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
@@ -150,8 +150,8 @@ class CompileOptions:
     """Verify after every stage, not only at the end."""
     span_tiling: bool = True
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
-    lx_solver: str = "greedy"
-    """LX solver of spyre-plan-memory: greedy, firstfit or bestfit (DESIGN §9)."""
+    lx_solver: str = "auto"
+    """LX solver of spyre-plan-memory: auto, greedy, firstfit or bestfit (DESIGN §9)."""
     lx_fraction: float | None = None
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
     stage_inputs: bool = False
@@ -261,12 +261,12 @@ class CompiledProgram:
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,
-            lx_solver: str = "greedy", stage_inputs: bool = False, auto_tile: bool = True,
+            lx_solver: str = "auto", stage_inputs: bool = False, auto_tile: bool = True,
             out_dir: str | os.PathLike[str] | None = None) -> CompiledProgram:
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
     ``cores`` defaults to ``$SENCORES`` (else 32); ``lx_solver`` is memory
-    planning's LX solver (greedy, firstfit or bestfit); ``stage_inputs`` stages
+    planning's LX solver (auto, greedy, firstfit or bestfit); ``stage_inputs`` stages
     user inputs, like parameters, in the layout their readers want (the manifest
     says which; :meth:`CompiledProgram.run` stages them so); ``auto_tile=False``
     leaves a program without ``tiles`` hints untiled.  The output goes to

@@ -34,8 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cores", type=int, default=None,
                    help="cores of the target, 1..32 (default: $SENCORES, else the input's #spyre.target, "
                         "else 32)")
-    p.add_argument("--lx-solver", default="greedy", metavar="{greedy,firstfit,bestfit}",
-                   help="LX solver of memory planning (default: greedy)")
+    p.add_argument("--lx-solver", default="auto", metavar="{auto,greedy,firstfit,bestfit}",
+                   help="LX solver of memory planning (default: auto, the one that moves the fewest bytes "
+                        "through HBM)")
     p.add_argument("--lx-fraction", type=float, default=None, metavar="F",
                    help="share of LX kept by the back end, 0 <= F < 1 (default: the input's #spyre.target, "
                         "else 0.2)")

@@ -327,7 +327,7 @@ def test_the_interpreter_enforces_the_lx_the_compile_planned_with(tmp_path):
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--lx-solver", "worstfit", "spyre-compile: unknown lx-solver 'worstfit'; expected one of greedy, firstfit, "
+    ("--lx-solver", "worstfit", "spyre-compile: unknown lx-solver 'worstfit'; expected one of auto, greedy, firstfit, "
                                 "bestfit"),
     ("--lx-fraction", "1.5", "spyre-compile: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, "
                              "got 1.5"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spyre_mlir.passes.plan_memory import SOLVERS
+from spyre_mlir.passes.plan_memory import AUTO, SOLVERS
 
 from e2e_support import EXAMPLES, ImportedPrograms, compile_and_check
 
@@ -39,3 +39,17 @@ def test_solvers_place_the_transformer_block_differently(tmp_path, imported):
     greedy, firstfit, bestfit = (outputs[s] for s in ("greedy", "firstfit", "bestfit"))
     assert greedy.keys() == firstfit.keys() == bestfit.keys()
     assert greedy != firstfit and greedy != bestfit
+
+
+def test_auto_keeps_the_plan_that_moves_least_through_hbm(tmp_path, imported):
+    """``auto`` (the default) runs every solver and keeps the placement that leaves the fewest
+    bytes to HBM: where LX is scarce it runs one of the solvers' plans, and no solver's plan moves
+    fewer HBM bytes (the interpreter's counters)."""
+    moved, outputs = {}, {}
+    for solver in (*SOLVERS, AUTO):
+        stats = compile_and_check("transformer_block", 1, tmp_path / solver, imported, lx_solver=solver,
+                                  lx_fraction=0.9).as_dict()
+        moved[solver] = stats["hbm_bytes_read"] + stats["hbm_bytes_written"]
+        outputs[solver] = _sdsc_files(tmp_path / solver)
+    assert moved[AUTO] == min(moved.values()), moved
+    assert any(outputs[AUTO] == outputs[s] for s in SOLVERS)
