@@ -447,10 +447,9 @@ class DivisionPlan:
         return list(found)
 
     def local_price(self, op: ComputeOp) -> Price:
-        """The price of a split of ``op``: its own predicted time and its neighbours'."""
+        """The price of a split of ``op``: its own predicted time and its neighbours' (all divided)."""
         around = self.neighbours(op)
-        return lambda splits: sum(self.price(other, {op: splits}) for other in around
-                                  if other is op or other in self.splits)
+        return lambda splits: sum(self.price(other, {op: splits}) for other in around)
 
 
 def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = None) -> WorkDivision:
