@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from xdsl.ir import OpResult
-from xdsl.ir.affine import AffineConstantExpr
 
 from spyre_mlir.analysis.work import Regions, core_regions
 from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
@@ -40,14 +39,9 @@ def may_write_lx(writer: ComputeOp) -> bool:
 
 
 def may_read_lx(reader: ComputeOp, index: int) -> bool:
-    """True when ``reader`` may read its operand ``index`` from LX: it moves no data, broadcasts no
-    coordinate of it (a matmul's constant coordinate is a batch dim of size 1, which it reads whole
-    on each core) and reads it as neither the index nor the table of an indirect access."""
-    kind = reader.op_func().kind
-    if kind is OpKind.DATA_MOVEMENT:
-        return False
-    if kind is not OpKind.MATMUL and any(isinstance(e, AffineConstantExpr)
-                                         for e in reader.get_indexing_maps()[index].results):
+    """True when ``reader`` may read its operand ``index`` from LX: it moves no data and reads it as
+    neither the index nor the table of an indirect access."""
+    if reader.op_func().kind is OpKind.DATA_MOVEMENT:
         return False
     indirect = reader.indirect_access()
     return indirect is None or index not in (indirect.index, indirect.table)
@@ -78,6 +72,14 @@ def _covers_device_size(layout: StickLayout, regions: Regions) -> bool:
         if lo != 0 or -(-(hi + 1) // eps) != device_size[j]:
             return False
     return True
+
+
+def _in_sticks(regions: Regions, layout: StickLayout) -> Regions:
+    """``regions`` with the stick dim's coordinates in whole sticks: the unit a core moves, so a
+    reader of a sparse stick (one element written, the stick read) touches what its writer wrote."""
+    h, eps = layout.stick_dim, layout.elems_per_stick
+    return tuple(tuple((lo // eps, hi // eps) if d == h else (lo, hi) for d, (lo, hi) in enumerate(box))
+                 for box in regions)
 
 
 def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits, regions_of: RegionsOf = core_regions) -> int | None:
@@ -138,9 +140,11 @@ class LxShares:
         if splits is None or any(splits[d] != 1 for d in facts.reduction_dims):
             return None  # not divided yet, or partial sums of a split reduction
         regions = self._regions_of(writer, len(writer.inputs), splits)
+        sticks = _in_sticks(regions, facts.layout)
         for use in value.uses:
             reader_splits = splits_of(use.operation)
-            if reader_splits is not None and self._regions_of(use.operation, use.index, reader_splits) != regions:
+            if reader_splits is not None and _in_sticks(self._regions_of(use.operation, use.index, reader_splits),
+                                                        facts.layout) != sticks:
                 return None
         if facts.nbytes % len(regions) or not _covers_device_size(facts.layout, regions):
             return None

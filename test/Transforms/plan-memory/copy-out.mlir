@@ -64,7 +64,8 @@ func.func @yielded_and_read(%x: tensor<256x512xf16>) -> (tensor<128x512xf16>, te
 
 // No copy-out when it cannot pay off or cannot live in LX: %only leaves the
 // loop and has no other reader (written straight to HBM once); %bcast's other
-// reader broadcasts it (not an LX candidate); %big's per-core tile (4 MiB) does
+// reader broadcasts it over the rows the cores divide, so every core reads all
+// of it (not an LX candidate); %big's per-core tile (4 MiB) does
 // not fit LX.
 // CHECK-LABEL: func.func @no_copy_out
 // CHECK-NOT:     "identity"
@@ -75,34 +76,34 @@ func.func @yielded_and_read(%x: tensor<256x512xf16>) -> (tensor<128x512xf16>, te
 // CHECK:         %big = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<hbm, pool
 // CHECK-NOT:     "identity"
 // CHECK:         func.return
-func.func @no_copy_out(%a: tensor<256x512xf16>, %w: tensor<256x1xf16>, %h: tensor<2048x8192xf16>)
-    -> (tensor<256x512xf16>, tensor<256x1xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>) {
+func.func @no_copy_out(%a: tensor<256x512xf16>, %w: tensor<2x512xf16>, %h: tensor<2048x8192xf16>)
+    -> (tensor<256x512xf16>, tensor<2x512xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %i1 = tensor.empty() : tensor<256x512xf16>
-  %i2 = tensor.empty() : tensor<256x1xf16>
+  %i2 = tensor.empty() : tensor<2x512xf16>
   %i3 = tensor.empty() : tensor<256x512xf16>
   %i4 = tensor.empty() : tensor<2048x8192xf16>
   %i5 = tensor.empty() : tensor<2048x8192xf16>
   %r1, %r2, %r3, %r4, %r5 = scf.for %i = %c0 to %c2 step %c1 iter_args(%o1 = %i1, %o2 = %i2, %o3 = %i3, %o4 = %i4, %o5 = %i5)
-      -> (tensor<256x512xf16>, tensor<256x1xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>) {
+      -> (tensor<256x512xf16>, tensor<2x512xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>) {
     %r = affine.apply affine_map<(d0) -> (d0 * 128)> (%i)
     %rh = affine.apply affine_map<(d0) -> (d0 * 1024)> (%i)
     %at = tensor.extract_slice %a[%r, 0] [128, 512] [1, 1] : tensor<256x512xf16> to tensor<128x512xf16>
-    %wt = tensor.extract_slice %w[%r, 0] [128, 1] [1, 1] : tensor<256x1xf16> to tensor<128x1xf16>
+    %wt = tensor.extract_slice %w[%i, 0] [1, 512] [1, 1] : tensor<2x512xf16> to tensor<1x512xf16>
     %ht = tensor.extract_slice %h[%rh, 0] [1024, 8192] [1, 1] : tensor<2048x8192xf16> to tensor<1024x8192xf16>
     %only = spyre.pointwise "exp" (%at) : (tensor<128x512xf16>) -> tensor<128x512xf16>
-    %bcast = spyre.pointwise "exp" (%wt) : (tensor<128x1xf16>) -> tensor<128x1xf16>
-    %sum = spyre.pointwise "add" (%at, %bcast) : (tensor<128x512xf16>, tensor<128x1xf16>) -> tensor<128x512xf16>
+    %bcast = spyre.pointwise "exp" (%wt) : (tensor<1x512xf16>) -> tensor<1x512xf16>
+    %sum = spyre.pointwise "add" (%at, %bcast) : (tensor<128x512xf16>, tensor<1x512xf16>) -> tensor<128x512xf16>
     %big = spyre.pointwise "exp" (%ht) : (tensor<1024x8192xf16>) -> tensor<1024x8192xf16>
     %neg = spyre.pointwise "neg" (%big) : (tensor<1024x8192xf16>) -> tensor<1024x8192xf16>
     %n1 = tensor.insert_slice %only into %o1[%r, 0] [128, 512] [1, 1] : tensor<128x512xf16> into tensor<256x512xf16>
-    %n2 = tensor.insert_slice %bcast into %o2[%r, 0] [128, 1] [1, 1] : tensor<128x1xf16> into tensor<256x1xf16>
+    %n2 = tensor.insert_slice %bcast into %o2[%i, 0] [1, 512] [1, 1] : tensor<1x512xf16> into tensor<2x512xf16>
     %n3 = tensor.insert_slice %sum into %o3[%r, 0] [128, 512] [1, 1] : tensor<128x512xf16> into tensor<256x512xf16>
     %n4 = tensor.insert_slice %big into %o4[%rh, 0] [1024, 8192] [1, 1] : tensor<1024x8192xf16> into tensor<2048x8192xf16>
     %n5 = tensor.insert_slice %neg into %o5[%rh, 0] [1024, 8192] [1, 1] : tensor<1024x8192xf16> into tensor<2048x8192xf16>
-    scf.yield %n1, %n2, %n3, %n4, %n5 : tensor<256x512xf16>, tensor<256x1xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>
+    scf.yield %n1, %n2, %n3, %n4, %n5 : tensor<256x512xf16>, tensor<2x512xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>
   }
-  func.return %r1, %r2, %r3, %r4, %r5 : tensor<256x512xf16>, tensor<256x1xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>
+  func.return %r1, %r2, %r3, %r4, %r5 : tensor<256x512xf16>, tensor<2x512xf16>, tensor<256x512xf16>, tensor<2048x8192xf16>, tensor<2048x8192xf16>
 }

@@ -1,7 +1,8 @@
 // What stays in HBM: graph outputs (kernel arguments, numbered after the
 // function arguments), K-split matmul results (partial sums), values whose
-// readers divide them across cores differently or broadcast them; the HBM pool
-// reuses offsets by lifetime.  core_splits are written by hand.
+// readers divide them across cores differently (a broadcast along a divided
+// dim among them); the HBM pool reuses offsets by lifetime.  core_splits are
+// written by hand.
 // RUN: %spyre-opt %s -p spyre-plan-memory | %filecheck %s
 
 // Two outputs: arguments 2 and 3; %o1 is also read by the next op, still an output.
@@ -45,13 +46,15 @@ func.func @different_division(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
   func.return %y : tensor<64x64xf16>
 }
 
-// A broadcast read ([1, 64] over [64, 64]) stays in HBM.
-// CHECK-LABEL: func.func @broadcast_reader
+// A broadcast read ([1, 128] over [64, 128]) whose reader divides the rows
+// it is broadcast along: every core reads all of %r, which two cores wrote.
+// CHECK-LABEL: func.func @broadcast_across_cores
 // CHECK:         %r = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<hbm, pool 0>
-func.func @broadcast_reader(%a: tensor<64x64xf16>, %b: tensor<1x64xf16>) -> tensor<64x64xf16> {
-  %r = spyre.pointwise "exp" (%b) : (tensor<1x64xf16>) -> tensor<1x64xf16>
-  %y = spyre.pointwise "add" (%a, %r) : (tensor<64x64xf16>, tensor<1x64xf16>) -> tensor<64x64xf16>
-  func.return %y : tensor<64x64xf16>
+func.func @broadcast_across_cores(%a: tensor<64x128xf16>, %b: tensor<1x128xf16>) -> tensor<64x128xf16> {
+  %r = spyre.pointwise "exp" (%b) {core_splits = array<i64: 1, 2>} : (tensor<1x128xf16>) -> tensor<1x128xf16>
+  %y = spyre.pointwise "add" (%a, %r) {core_splits = array<i64: 2, 1>}
+      : (tensor<64x128xf16>, tensor<1x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
 }
 
 // Pool reuse: 128 MiB values do not fit LX; %y1 [0, 2) and %y3 [2, 4) share

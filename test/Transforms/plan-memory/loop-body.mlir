@@ -7,16 +7,16 @@
 // RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s
 
 // %p dies at the row sum %s; %u is written after that and takes %p's block (not
-// in place: %u does not read %p).  %s is read broadcast, so it goes to the HBM
-// pool, as does %w: written before the loop and read in it through a slice, it
-// lives across the loop, so the pool keeps its 256 KiB (from 147456) apart
-// from %s's 16 KiB (from 131072), while the tile %v written into the
-// accumulator takes 0.
+// in place: %u does not read %p).  %s is read broadcast along the columns by
+// the cores that wrote its rows, so it stays in LX above %p.  %w goes to the
+// HBM pool: written before the loop and read in it through a slice, it lives
+// across the loop, so the pool keeps its 256 KiB (from 131072) apart from the
+// tile %v written into the accumulator (at 0).
 // CHECK-LABEL: func.func @reuse_in_body
-// CHECK:         %w = spyre.pointwise "exp" (%c) {{.*}}placement = #spyre.placement<hbm, pool 147456>
+// CHECK:         %w = spyre.pointwise "exp" (%c) {{.*}}placement = #spyre.placement<hbm, pool 131072>
 // CHECK:         scf.for
 // CHECK:           %p = spyre.pointwise "exp" (%at) {{.*}}placement = #spyre.placement<lx, 0>
-// CHECK-NEXT:      %s = spyre.reduce "sum" (%p) {{.*}}placement = #spyre.placement<hbm, pool 131072>
+// CHECK-NEXT:      %s = spyre.reduce "sum" (%p) {{.*}}placement = #spyre.placement<lx, 32768>
 // CHECK-NEXT:      %u = spyre.pointwise "mul" (%bt, %wt) {{.*}}placement = #spyre.placement<lx, 0>
 // CHECK-NEXT:      %v = spyre.pointwise "add" (%u, %s) {{.*}}placement = #spyre.placement<hbm, pool 0>
 func.func @reuse_in_body(%a: tensor<256x512xf16>, %b: tensor<256x512xf16>, %c: tensor<256x512xf16>)

@@ -1,8 +1,8 @@
 // A matmul reads a value of a leading size-1 dim dropped by a view: after
 // spyre-fold-views its indexing map holds the constant 0 there.  That is a
 // batch of one, read whole on each core, not a broadcast: the value may live
-// in LX.  A pointwise op reading the same value through a broadcast (its rows
-// repeated) keeps it in HBM.
+// in LX.  A pointwise op reading a value through a broadcast (its row repeated)
+// on the one core that wrote it may read it from LX too.
 // RUN: %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=1},spyre-stickify,spyre-fold-views,spyre-work-division,spyre-plan-memory' | %filecheck %s
 
 // CHECK-LABEL: func.func @batch_of_one
@@ -18,7 +18,7 @@ func.func @batch_of_one(%a: tensor<1x64x128xf16>, %w: tensor<128x64xf16>) -> ten
 // -----
 
 // CHECK-LABEL: func.func @broadcast_rows
-// CHECK:         %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<hbm, pool 0>
+// CHECK:         %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
 func.func @broadcast_rows(%a: tensor<1x128xf16>, %b: tensor<64x128xf16>) -> tensor<64x128xf16> {
   %x = spyre.pointwise "exp" (%a) : (tensor<1x128xf16>) -> tensor<1x128xf16>
   %y = spyre.pointwise "add" (%b, %x) : (tensor<64x128xf16>, tensor<1x128xf16>) -> tensor<64x128xf16>
