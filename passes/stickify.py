@@ -80,8 +80,10 @@ Decisions, greedily in program order:
    the storage's definition and shared by every reader that needs the same
    layout; the operand's view chain is re-created on the restickified value.
    When no storage dim has that driver (a view that mixes dims across the
-   stick), the view itself is copied (``spyre.restickify`` with explicit maps)
-   into a tensor of the view's shape sticked as the op needs.  A copy whose
+   stick), or spyre-fold-views would copy the view of the restickified storage
+   anyway (a dim read through a division), the view itself is copied once
+   (``spyre.restickify`` with explicit maps) into a tensor of the view's shape
+   sticked as the op needs.  A copy whose
    stick would be driven by a dim it pads to whole sticks and that shares a
    coordinate with another (``h * 32 + d``: the padding would reach the next
    head) reads instead a restickify of its storage sticked on another dim (the
@@ -549,6 +551,8 @@ class _Stickifier:
     def fix_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> None:
         """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``.
 
+        The view is copied when no storage dim follows ``required``, or when spyre-fold-views would
+        copy the view of the restickified storage too (:func:`copy_reason`): one copy, not two.
         A copy never reads or writes a stick that one of its dims fills in part while sharing a
         coordinate with another dim (:meth:`untangled`: a head of 32 in sticks of 64, read from or
         merged back into the hidden dim): it then reads a restickify of its storage sticked on
@@ -558,10 +562,14 @@ class _Stickifier:
         padded = self.plan.layouts[read.storage].padded_shape
         eps = self.plan.layouts[read.storage].elems_per_stick
         storage_dims = [j for j in dims_driven_by(read.coords, required) if not splits_stick(read.coords[j], eps)]
+        why = f"that no stick dim of its storage {list(_shape(read.storage))} can serve"
         if storage_dims:
             layout = _layout(read.storage, storage_dims[0], padded)
-            self.reread(op, index, read, self.restickified(read.storage, layout, op))
-            return
+            refolded = copy_reason(op, index, lambda v: layout if v is read.storage else self.plan.layouts[v])
+            if refolded is None:
+                self.reread(op, index, read, self.restickified(read.storage, layout, op))
+                return
+            why = refolded  # spyre-fold-views would copy the view of the restickified storage too
         operand = op.operands[index]
         space = list(op.get_iteration_space())
         view_dims = dims_driven_by(map_coords(op.get_indexing_maps()[index], space), required)
@@ -569,8 +577,7 @@ class _Stickifier:
             raise SpyreError(f"operand #{index} cannot be sticked on iteration dim {required}: no dim of "
                              f"its storage {list(_shape(read.storage))} follows it", op=op)
         layout = _layout(operand, view_dims[0])
-        emit_warning(f"operand #{index} is a view that no stick dim of its storage "
-                     f"{list(_shape(read.storage))} can serve; it is copied by spyre.restickify", op=op)
+        emit_warning(f"operand #{index} is a view {why}; it is copied by spyre.restickify", op=op)
         copy = materialise_view(self.rewriter, operand, op)
         _, (source,), written = op_reads(copy)
         tangled = nested_dims([*source.coords, *written])

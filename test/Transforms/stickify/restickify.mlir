@@ -1,8 +1,10 @@
 // spyre-stickify: restickify insertion (placement, sharing), matmul stick
-// rules and K padding; spyre-stage-layouts warns for the restickified user
-// inputs it leaves copied (none of these arguments is a parameter).
+// rules and K padding, a view copied once rather than read from a restickify;
+// spyre-stage-layouts warns for the restickified user inputs it leaves copied
+// (none of these arguments is a parameter).
 // RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>/dev/null | %filecheck %s
 // RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-stage-layouts 2>&1 >/dev/null | %filecheck %s --check-prefix=WARN
+// RUN: %spyre-opt %s --split-input-file -p spyre-stickify,spyre-fold-views 2>/dev/null | %filecheck %s --check-prefix=FOLD
 // RUN: %spyre-opt %s --split-input-file -p spyre-stickify 2>/dev/null > %t.once.mlir
 // RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-stickify 2>&1 > %t.twice.mlir | %filecheck %s --allow-empty --check-prefix=AGAIN
 // RUN: diff %t.once.mlir %t.twice.mlir
@@ -92,4 +94,29 @@ func.func @repeated_values_padded_along_k(%p: tensor<4x32x100xf16>, %v: tensor<2
   %r = spyre.view %v affine_map<(d0, d1, d2) -> (d0 floordiv 2, d1, d2)> : tensor<2x100x64xf16> -> tensor<4x100x64xf16>
   %o = spyre.matmul (%p, %r) : (tensor<4x32x100xf16>, tensor<4x100x64xf16>) -> tensor<4x32x64xf16>
   func.return %o : tensor<4x32x64xf16>
+}
+
+// -----
+
+// A key's head dim kept as two dims (halves of 64, as RoPE writes it), read
+// transposed as a matmul's B, which needs its stick on N (the positions).
+// Restickifying the key onto its positions would not do: the matmul would
+// still read the head dim through a division (d0 floordiv 64), which
+// spyre-fold-views copies.  So the view is copied once, straight from the
+// key, sticked on N.
+// CHECK-LABEL: func.func @split_head_dim_transposed
+// CHECK:         %[[K:.*]] = spyre.pointwise "exp"
+// CHECK-NEXT:    %[[KT:.*]] = spyre.restickify (%[[K]]) {iteration_space = array<i64: 64, 2, 128>, indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d1, d0)>, affine_map<(d0, d1, d2) -> (((d1 * 64) + d0), d2)>]}
+// CHECK-SAME:      -> tensor<128x128xf16, #spyre.layout<device_size = [2, 128, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %[[KT]])
+// FOLD-LABEL: func.func @split_head_dim_transposed
+// FOLD:         spyre.pointwise "exp"
+// FOLD-NEXT:    spyre.restickify
+// FOLD-NEXT:    spyre.matmul
+// WARN: restickify.mlir:[[# @LINE + 4]]:3: warning: operand #1 is a view whose coordinate (d2 floordiv 64) keeps a division of an iteration dim; it is copied by spyre.restickify
+func.func @split_head_dim_transposed(%q: tensor<128x128xf16>, %x: tensor<128x2x64xf16>) -> tensor<128x128xf16> {
+  %k = spyre.pointwise "exp" (%x) : (tensor<128x2x64xf16>) -> tensor<128x2x64xf16>
+  %kt = spyre.view %k affine_map<(d0, d1) -> (d1, d0 floordiv 64, d0 mod 64)> : tensor<128x2x64xf16> -> tensor<128x128xf16>
+  %s = spyre.matmul (%q, %kt) : (tensor<128x128xf16>, tensor<128x128xf16>) -> tensor<128x128xf16>
+  func.return %s : tensor<128x128xf16>
 }
