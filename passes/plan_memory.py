@@ -64,7 +64,7 @@ leave the loop gets no copy-out: it is written straight to HBM, once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -92,7 +92,7 @@ from spyre_mlir.dialects.spyre import (
 from spyre_mlir.hardware import round_up
 from spyre_mlir.opfuncs import COPY, OpKind
 
-SOLVERS = ("greedy", "firstfit", "bestfit")
+SOLVERS = ("greedy", "firstfit", "bestfit", "valuefit")
 """The LX solvers of DESIGN §9, by ``lx-solver`` name."""
 
 AUTO = "auto"
@@ -167,7 +167,8 @@ def solve(buffers: Sequence[Buffer], limit: int, alignment: int = 128,
     if solver == "greedy":
         placed = _greedy(buffers, by_name, limit, alignment)
     else:
-        placed = _fit(buffers, by_name, limit, alignment, best=solver == "bestfit")
+        order = placement_order(buffers, value_score if solver == "valuefit" else placement_score)
+        placed = _fit(order, by_name, limit, alignment, best=solver == "bestfit")
     return {b.name: placed[b.name] for b in buffers}
 
 
@@ -296,7 +297,7 @@ def _greedy_offset(size: int, live: list[_Block], limit: int, alignment: int) ->
     return None
 
 
-# -- first fit / best fit ----------------------------------------------------
+# -- first fit / best fit / value fit ----------------------------------------
 
 
 def placement_score(b: Buffer, parents: set[str]) -> float:
@@ -311,11 +312,19 @@ def placement_score(b: Buffer, parents: set[str]) -> float:
     return ((b.end - b.start) - discount) / weight
 
 
-def placement_order(buffers: Sequence[Buffer]) -> list[Buffer]:
-    """Buffers by :func:`placement_score` (ties: input order), each in-place parent before its children."""
+def value_score(b: Buffer, parents: set[str]) -> float:
+    """``valuefit`` ordering score (smaller is placed first): minus the bytes per core the buffer
+    keeps off HBM in LX, ``size * uses`` (its write and each read)."""
+    return -b.size * b.uses
+
+
+def placement_order(buffers: Sequence[Buffer],
+                    score: Callable[[Buffer, set[str]], float] = placement_score) -> list[Buffer]:
+    """Buffers by ``score`` (:func:`placement_score` or :func:`value_score`; ties: input order),
+    each in-place parent before its children."""
     by_name = {b.name: b for b in buffers}
     parents = {p for b in buffers for p in b.in_place_parents}
-    ranked = sorted(enumerate(buffers), key=lambda ib: (placement_score(ib[1], parents), ib[0]))
+    ranked = sorted(enumerate(buffers), key=lambda ib: (score(ib[1], parents), ib[0]))
     order: list[Buffer] = []
     emitted: set[str] = set()
 
@@ -332,12 +341,13 @@ def placement_order(buffers: Sequence[Buffer]) -> list[Buffer]:
     return order
 
 
-def _fit(buffers: Sequence[Buffer], by_name: dict[str, Buffer], limit: int, alignment: int,
+def _fit(order: Sequence[Buffer], by_name: dict[str, Buffer], limit: int, alignment: int,
          best: bool) -> dict[str, int | None]:
-    """First fit (lowest gap) or best fit (least waste) in the gaps of overlapping placed buffers."""
+    """Each buffer of ``order`` in turn at the lowest gap (or, ``best``, the one of least waste)
+    among the overlapping buffers placed before it."""
     placed: dict[str, int | None] = {}
     blocks: dict[str, _Block] = {}
-    for b in placement_order(buffers):
+    for b in order:
         size = round_up(b.size, alignment)
         conflicts = [blocks[n] for n in blocks if by_name[n].overlaps(b)]
         offset = _parent_offset(b, size, blocks, conflicts, limit)
@@ -669,7 +679,8 @@ class PlanMemoryPass(ModulePass):
     name = "spyre-plan-memory"
 
     lx_solver: str = AUTO
-    """LX solver: auto (the best of the others for HBM traffic), greedy, firstfit or bestfit (DESIGN §9)."""
+    """LX solver: auto (the best of the others for HBM traffic), greedy, firstfit, bestfit or valuefit
+    (DESIGN §9)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_lx_solver(self.lx_solver, self.name)

@@ -114,7 +114,7 @@ class SpyreCompilePass(ModulePass):
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
 
     lx_solver: str = "auto"
-    """LX solver of spyre-plan-memory: auto, greedy, firstfit or bestfit (DESIGN §9)."""
+    """LX solver of spyre-plan-memory: auto, greedy, firstfit, bestfit or valuefit (DESIGN §9)."""
 
     lx_fraction: float | None = None
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
@@ -151,7 +151,7 @@ class CompileOptions:
     span_tiling: bool = True
     """Let spyre-coarse-tile also tile ops that overflow the per-core span limit."""
     lx_solver: str = "auto"
-    """LX solver of spyre-plan-memory: auto, greedy, firstfit or bestfit (DESIGN §9)."""
+    """LX solver of spyre-plan-memory: auto, greedy, firstfit, bestfit or valuefit (DESIGN §9)."""
     lx_fraction: float | None = None
     """Share of LX kept by the back end (0 <= f < 1); None keeps the module's ``#spyre.target`` (else 0.2)."""
     stage_inputs: bool = False
@@ -266,7 +266,7 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
     """Export ``fn_or_module`` on ``example_inputs`` and compile it for Spyre.
 
     ``cores`` defaults to ``$SENCORES`` (else 32); ``lx_solver`` is memory
-    planning's LX solver (auto, greedy, firstfit or bestfit); ``stage_inputs`` stages
+    planning's LX solver (auto, greedy, firstfit, bestfit or valuefit); ``stage_inputs`` stages
     user inputs, like parameters, in the layout their readers want (the manifest
     says which; :meth:`CompiledProgram.run` stages them so); ``auto_tile=False``
     leaves a program without ``tiles`` hints untiled.  The output goes to

@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cores", type=int, default=None,
                    help="cores of the target, 1..32 (default: $SENCORES, else the input's #spyre.target, "
                         "else 32)")
-    p.add_argument("--lx-solver", default="auto", metavar="{auto,greedy,firstfit,bestfit}",
+    p.add_argument("--lx-solver", default="auto", metavar="{auto,greedy,firstfit,bestfit,valuefit}",
                    help="LX solver of memory planning (default: auto, the one that moves the fewest bytes "
                         "through HBM)")
     p.add_argument("--lx-fraction", type=float, default=None, metavar="F",

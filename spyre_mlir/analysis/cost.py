@@ -29,9 +29,9 @@ Cross-check against torch-spyre's documented predictions (32 cores, fp16;
 =====================================================  ===============================  ===============================
 program                                                torch-spyre                      this model (our plan)
 =====================================================  ===============================  ===============================
-softmax ``[4096, 2048]``, untiled                      320 us; 16.8 MB read, 16.8 MB    356 us; 34.6 MB read, 17.8 MB
+softmax ``[4096, 2048]``, untiled                      320 us; 16.8 MB read, 16.8 MB    336 us; 33.6 MB read, 16.8 MB
                                                        written                          written (x read by max and sub)
-softmax ``[4096, 2048]``, 8 row tiles                  320 us                           356 us (the same traffic)
+softmax ``[4096, 2048]``, 8 row tiles                  320 us                           336 us (the same traffic)
 matmul ``[4096, 2048] @ [2048, 1024]``, 8 row tiles,   423 us; 58.7 MB, 29.4 MB of it   439 us; 58.7 MB, the same
 K split 32 ways (the right-hand input read once per    re-fetch of the right-hand input
 tile, as in torch-spyre's plan)

@@ -5,9 +5,9 @@
 // The named pipeline checks them before any stage runs.
 // RUN: not %spyre-opt %s -p 'spyre-compile{lx-solver=worstfit}' 2>&1 | %filecheck %s --check-prefix=PIPELINE
 
-// SOLVER: error: spyre-plan-memory: unknown lx-solver 'worstfit'; expected one of auto, greedy, firstfit, bestfit
+// SOLVER: error: spyre-plan-memory: unknown lx-solver 'worstfit'; expected one of auto, greedy, firstfit, bestfit, valuefit
 // FRACTION: spyre-opt: error: pass 'spyre-plan-memory': Provided arguments ["lx_fraction"] not found in expected arguments ["lx_solver"]
-// PIPELINE: error: spyre-compile: unknown lx-solver 'worstfit'; expected one of auto, greedy, firstfit, bestfit
+// PIPELINE: error: spyre-compile: unknown lx-solver 'worstfit'; expected one of auto, greedy, firstfit, bestfit, valuefit
 // PIPELINE-NOT: error
 func.func @f(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
   %y = spyre.pointwise "exp" (%a) : (tensor<64x64xf16>) -> tensor<64x64xf16>

@@ -1,10 +1,11 @@
-// The three LX solvers on one function (DESIGN §9).  [256, 256] fp16 on 4 cores:
+// The four LX solvers on one function (DESIGN §9).  [256, 256] fp16 on 4 cores:
 // 32 KiB per core per value.  %q dies at the op that writes %r: %r may take its
 // block in place.
 // RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory' | %filecheck %s --check-prefix=GREEDY
 // RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=greedy}' | %filecheck %s --check-prefix=GREEDY
 // RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=firstfit}' | %filecheck %s --check-prefixes=FIT,FIRST
 // RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=bestfit}' | %filecheck %s --check-prefixes=FIT,BEST
+// RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-work-division,spyre-plan-memory{lx-solver=valuefit}' | %filecheck %s --check-prefix=VALUE
 
 // greedy, in program order: %p at 0, %q above it, %r in %q's block.
 // GREEDY-LABEL: func.func @solvers
@@ -20,6 +21,12 @@
 // FIT:            %q = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
 // FIT:            %r = spyre.pointwise "mul" {{.*}}placement = #spyre.placement<lx, 0>
 // FIT:            %s = spyre.pointwise "add" {{.*}}placement = #spyre.placement<hbm, arg 2>
+// value fit, by bytes times uses: all equal here, so program order; %r takes
+// %q's block.
+// VALUE-LABEL:  func.func @solvers
+// VALUE:          %p = spyre.pointwise "add" {{.*}}placement = #spyre.placement<lx, 0>
+// VALUE:          %q = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 32768>
+// VALUE:          %r = spyre.pointwise "mul" {{.*}}placement = #spyre.placement<lx, 32768>
 func.func @solvers(%a: tensor<256x256xf16>, %b: tensor<256x256xf16>) -> tensor<256x256xf16> {
   %p = spyre.pointwise "add" (%a, %b) : (tensor<256x256xf16>, tensor<256x256xf16>) -> tensor<256x256xf16>
   %q = spyre.pointwise "exp" (%a) : (tensor<256x256xf16>) -> tensor<256x256xf16>
@@ -43,6 +50,15 @@ func.func @solvers(%a: tensor<256x256xf16>, %b: tensor<256x256xf16>) -> tensor<2
 // FIT-NEXT:       %q2 = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 10240>
 // FIRST:          %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
 // BEST:           %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 8192>
+// value fit, by bytes times uses: the 6 KiB %r (three uses) at 0, %q1 (six)
+// and %q2 (five) above it, then %x at the bottom, free once %r has died, and
+// %s last, above everything it overlaps.
+// VALUE-LABEL:  func.func @gaps
+// VALUE:          %r = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
+// VALUE-NEXT:     %q1 = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 6144>
+// VALUE-NEXT:     %s = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 10240>
+// VALUE-NEXT:     %q2 = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 8192>
+// VALUE:          %x = spyre.pointwise "exp" {{.*}}placement = #spyre.placement<lx, 0>
 func.func @gaps(%a: tensor<64x64xf16>, %g: tensor<192x64xf16>)
     -> (tensor<192x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>,
         tensor<64x64xf16>, tensor<64x64xf16>) {
