@@ -77,7 +77,7 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import output_arguments
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
-from spyre_mlir.analysis.residency import lx_share
+from spyre_mlir.analysis.residency import LxShares, lx_share
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -530,7 +530,8 @@ def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int,
     values = _values(body)
     lifetimes = _lifetimes(body, values)
     names = {v: f"v{i}" for i, v in enumerate(values)}
-    lx_sizes = {v: None if v in outputs or _zeroed(v) else lx_share(v) for v in values}
+    shares = LxShares()
+    lx_sizes = {v: None if v in outputs or _zeroed(v) else shares.share(v) for v in values}
     candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
                          in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
                   for v in values if (size := lx_sizes[v]) is not None]

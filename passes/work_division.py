@@ -343,6 +343,7 @@ class DivisionPlan:
         self.config = config
         self.splits: dict[ComputeOp, tuple[int, ...]] = dict(splits or {})
         self._problems: dict[ComputeOp, WorkProblem] = {}
+        self._tensors: dict[ComputeOp, tuple[SSAValue, ...]] = {}
         self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
         self._prices: dict[tuple[ComputeOp, tuple[int, ...], tuple[Memory, ...]], float] = {}
         self._shares = LxShares(self.regions)
@@ -389,6 +390,12 @@ class DivisionPlan:
             self._problems[op] = work_problem(op)
         return self._problems[op]
 
+    def tensors(self, op: ComputeOp) -> tuple[SSAValue, ...]:
+        """``op``'s operands, then its result."""
+        if op not in self._tensors:
+            self._tensors[op] = (*op.inputs, op.result)
+        return self._tensors[op]
+
     def regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
         """:func:`~spyre_mlir.analysis.work.problem_regions` of ``op``'s tensor ``index`` under ``splits``."""
         key = (op, index, splits)
@@ -422,7 +429,7 @@ class DivisionPlan:
         among them or decided).  In a coarse-tiling loop of more than one iteration, a working set
         beyond the practical LX spills (:func:`spill_factor`)."""
         splits = trial.get(op) or self.splits[op]
-        memories = tuple(self.memory(v, trial) for v in (*op.inputs, op.result))
+        memories = tuple(self.memory(v, trial) for v in self.tensors(op))
         key = (op, splits, memories)
         if key not in self._prices:
             problem = self.problem(op)
@@ -433,7 +440,7 @@ class DivisionPlan:
     def may_move(self, op: ComputeOp) -> bool:
         """Whether a split of ``op`` may move one of its tensors in or out of LX (else its neighbours'
         prices do not depend on it)."""
-        return any(isinstance(v, OpResult) and self._shares.holders(v) for v in (*op.inputs, op.result))
+        return any(isinstance(v, OpResult) and self._shares.holders(v) for v in self.tensors(op))
 
     @staticmethod
     def neighbours(op: ComputeOp) -> list[ComputeOp]:

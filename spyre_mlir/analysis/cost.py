@@ -221,10 +221,10 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared)
 
 
-def op_traffic(op: ComputeOp, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:
-    """One execution's traffic of ``op`` whose tensors (operands, then result) live at ``locs``,
-    the cores it runs on and the highest LX byte offset it writes on a core."""
-    problem = work_problem(op)
+def op_traffic(op: ComputeOp, problem: WorkProblem, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:
+    """One execution's traffic of ``op`` (its :func:`work_problem` is ``problem``) whose tensors
+    (operands, then result) live at ``locs``, the cores it runs on and the highest LX byte offset it
+    writes on a core."""
     splits = op.get_core_splits() or (1,) * len(problem.sizes)
     traffic = division_traffic(problem, splits, [loc.storage.memory for loc in locs])
     result = locs[-1].storage
@@ -250,9 +250,10 @@ def price(items: Sequence[Traced | TracedLoop], facts: CostFacts = SPYRE_FACTS) 
     order (the order of the SDSC files)."""
     costs = []
     for traced, runs, tiled in _executions(items):
-        traffic, cores, lx_peak = op_traffic(traced.op, traced.locs)
-        splits = traced.op.get_core_splits() or (1,) * len(traced.op.get_iteration_space())
-        spill = spill_factor(work_problem(traced.op), splits, tiled, facts)
+        problem = work_problem(traced.op)
+        traffic, cores, lx_peak = op_traffic(traced.op, problem, traced.locs)
+        splits = traced.op.get_core_splits() or (1,) * len(problem.sizes)
+        spill = spill_factor(problem, splits, tiled, facts)
         costs.append(OpCost(traced.op, runs, cores, traffic.times(runs),
                             runs * kernel_ns(traffic, cores, facts, spill), lx_peak))
     return costs

@@ -15,12 +15,13 @@ movement) the same box per core as the writer writes it (:func:`spyre_mlir.analy
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
 from xdsl.ir import OpResult
 
-from spyre_mlir.analysis.work import Regions, core_regions
+from spyre_mlir.analysis.work import Regions, WorkProblem, core_regions, problem_regions, work_problem
 from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
@@ -77,9 +78,13 @@ def _covers_device_size(layout: StickLayout, regions: Regions) -> bool:
 def _in_sticks(regions: Regions, layout: StickLayout) -> Regions:
     """``regions`` with the stick dim's coordinates in whole sticks: the unit a core moves, so a
     reader of a sparse stick (one element written, the stick read) touches what its writer wrote."""
-    h, eps = layout.stick_dim, layout.elems_per_stick
-    return tuple(tuple((lo // eps, hi // eps) if d == h else (lo, hi) for d, (lo, hi) in enumerate(box))
-                 for box in regions)
+    return _boxes_in_sticks(regions, layout.stick_dim, layout.elems_per_stick)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _boxes_in_sticks(regions: Regions, stick_dim: int, elems_per_stick: int) -> Regions:
+    return tuple(tuple((lo // elems_per_stick, hi // elems_per_stick) if d == stick_dim else (lo, hi)
+                       for d, (lo, hi) in enumerate(box)) for box in regions)
 
 
 def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits, regions_of: RegionsOf = core_regions) -> int | None:
@@ -108,11 +113,18 @@ class _Facts(NamedTuple):
 
 class LxShares:
     """:func:`lx_share` over the values of a function whose ops and types stay as they are (only
-    splits change): what needs no split is found once per value, for a pass that prices many."""
+    splits change): what needs no split is found once per value (and, by default, each op's
+    :func:`work_problem` once), for a pass that prices many."""
 
-    def __init__(self, regions_of: RegionsOf = core_regions):
-        self._regions_of = regions_of
+    def __init__(self, regions_of: RegionsOf | None = None):
+        self._regions_of = regions_of or self._problem_regions
         self._facts: dict[OpResult, _Facts | None] = {}
+        self._problems: dict[ComputeOp, WorkProblem] = {}
+
+    def _problem_regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
+        if op not in self._problems:
+            self._problems[op] = work_problem(op)
+        return problem_regions(self._problems[op], index, tuple(splits))
 
     def _value_facts(self, value: OpResult) -> _Facts | None:
         if value not in self._facts:
@@ -140,11 +152,12 @@ class LxShares:
         if splits is None or any(splits[d] != 1 for d in facts.reduction_dims):
             return None  # not divided yet, or partial sums of a split reduction
         regions = self._regions_of(writer, len(writer.inputs), splits)
-        sticks = _in_sticks(regions, facts.layout)
         for use in value.uses:
             reader_splits = splits_of(use.operation)
-            if reader_splits is not None and _in_sticks(self._regions_of(use.operation, use.index, reader_splits),
-                                                        facts.layout) != sticks:
+            if reader_splits is None:
+                continue
+            read = self._regions_of(use.operation, use.index, reader_splits)
+            if read != regions and _in_sticks(read, facts.layout) != _in_sticks(regions, facts.layout):
                 return None
         if facts.nbytes % len(regions) or not _covers_device_size(facts.layout, regions):
             return None

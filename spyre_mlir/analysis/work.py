@@ -199,6 +199,14 @@ def _plain_type_text(tensor_type: TensorType) -> str:
 
 def work_tensor(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> WorkTensor:
     """How iteration coordinates ``indexing_map`` reach the device dims of ``tensor_type``."""
+    return WorkTensor(name, *_device_reach(tensor_type, indexing_map), indexing_map)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _device_reach(tensor_type: Attribute, indexing_map: AffineMap) -> tuple[tuple[DeviceDim, ...], AffineExpr | None,
+                                                                            int, int]:
+    """:func:`work_tensor`'s device dims, stick coordinate, elements and bytes per stick: the same
+    for every tensor of one type read through one map (the layers of a model share them)."""
     layout = tensor_layout(tensor_type)
     assert isinstance(tensor_type, TensorType)
     encoding = tensor_type.encoding
@@ -210,7 +218,7 @@ def work_tensor(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> W
         per_position = layout.elems_per_stick if host_dim == layout.stick_dim else 1
         dims.append(DeviceDim(coord, stick_bytes * math.prod(device_size[j + 1:-1]), per_position))
     stick = None if layout.stick_dim is None else indexing_map.results[layout.stick_dim]
-    return WorkTensor(name, tuple(dims), stick, layout.elems_per_stick, stick_bytes, indexing_map)
+    return tuple(dims), stick, layout.elems_per_stick, stick_bytes
 
 
 def work_problem(op: ComputeOp) -> WorkProblem:
