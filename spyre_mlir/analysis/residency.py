@@ -8,9 +8,14 @@
 
 A value lives in one core's LX only if every core touches its own part of it
 and nothing else: its writer computes it whole on each core (no partial sums of
-a split reduction), is no data movement (HBM to HBM), and every reader reads it
-element-wise or as a matmul operand (no broadcast, no indirect access, no data
-movement) the same box per core as the writer writes it (:func:`spyre_mlir.analysis.work.core_regions`).
+a split reduction), is no data movement (HBM to HBM), and every reader (no
+indirect access, no data movement) reads on each core the sticks the writer
+wrote there (:func:`spyre_mlir.analysis.work.core_regions`, compared in whole
+sticks along the stick dim).  A broadcast read qualifies when the reader
+broadcasts along a dim its cores do not divide (RMS norm's row statistics,
+split by rows like the rows they scale); a reduction over the stick writes
+one element per stick and its readers read the whole stick, which is still
+that core's stick.
 """
 
 from __future__ import annotations

@@ -120,3 +120,24 @@ def test_a_reduction_over_a_broadcast_dim_counts_every_repetition(tmp_path):
     for cores in (1, 4):
         compile_and_check("expanded_rows", cores, tmp_path / f"cores{cores}",
                           ImportedPrograms({"expanded_rows": _expanded_rows}))
+
+
+def _row_statistics() -> Program:
+    def rms_norm_then_softmax(x, w):
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+        return torch.softmax(y, dim=-1)
+    return rms_norm_then_softmax, (torch.randn(128, 256, dtype=torch.float16), torch.randn(256, dtype=torch.float16))
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_row_statistics_stay_in_lx_and_match_eager(tmp_path, cores):
+    """RMS norm's mean, its eps and rsqrt, and softmax's row max and sum: each written one element
+    per stick (a reduction over the stick) or one stick per row, and read by the cores that wrote
+    those rows, whole sticks or broadcast along the columns.  Every one of them stays in LX (they
+    went to HBM while a broadcast read or a sparse stick kept a value out of LX), and the result
+    matches eager."""
+    stats = compile_and_check("row_statistics", cores, tmp_path / "out",
+                              ImportedPrograms({"row_statistics": _row_statistics}), lx_solver="auto")
+    statistics = [op for op in stats.ops if op.op in ("mean", "add", "rsqrt", "max", "sum")]
+    assert [op.op for op in statistics] == ["mean", "add", "rsqrt", "max", "sum"]
+    assert all(op.hbm_bytes_written == 0 and op.lx_bytes_written > 0 for op in statistics), statistics
