@@ -446,12 +446,12 @@ def _scalar(draw: Any, d: Draft) -> bool:
 
 
 def _binary(draw: Any, d: Draft) -> bool:
-    """``x op y``, y an existing value that broadcasts with x, or a new input of x's dims or its
-    last dim, mostly of x's dtype."""
+    """``x op y``, y an existing value that broadcasts with x (a new input when none does), or a
+    new input of x's dims or its last dim, mostly of x's dtype."""
     x = d.operand(draw)
     partners = [v for v in d.values() if (dims := _broadcast(x.dims, v.dims)) is not None and d.fits(dims)]
     kind = draw(st.sampled_from(["new", "new_row", "existing", "existing"]))
-    if kind == "existing":
+    if kind == "existing" and partners:
         y = draw(st.sampled_from(partners))
     elif kind == "new_row" and len(x.dims) > 1 and x.dims[-1]:
         y = d.new_input(x.dims[-1:], _input_dtype(draw, x.dtype))

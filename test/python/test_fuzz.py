@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
-from fuzz_programs import (Draft, FuzzProgram, cast, check, describe, masked_softmax, matmul, programs,
-                           render, repeat_kv, transpose)
+from fuzz_programs import (STEP_KINDS, Draft, FuzzProgram, cast, check, describe, masked_softmax, matmul,
+                           programs, render, repeat_kv, transpose)
 
 # No shrinking: an example costs about a second and the first failure's source is already a
 # standalone reproducer (bench/fuzz.py --keep saves them; test_fuzz_regressions.py pins them).
@@ -80,3 +81,16 @@ def test_bfloat16_output_is_compared_with_eager():
     d = Draft({"M": 64, "N": 128})
     x = d.new_input((("M",), ("N",)))
     _check_passes(render(d, d.finish([cast(d, x, "bfloat16")]), cores=2))
+
+
+@settings(max_examples=20, derandomize=True, deadline=None, database=None)
+@given(data=st.data())
+def test_a_binary_step_with_no_value_to_pair_with_draws_a_new_input(data):
+    """The only value (512 x 256) is too large for a partner of its dims to fit, so no existing
+    value may be its second operand: the step reads a new input instead (drawing from the empty
+    list of partners raised, which stopped ``bench/fuzz.py --max-steps 8``)."""
+    d = Draft({"A": 512, "B": 256})
+    x = d.new_input((("A",), ("B",)))
+    assert STEP_KINDS["binary"](data.draw, d)
+    (step,) = d.steps
+    assert x.var in step.operands and len(d.inputs) == 2
