@@ -65,15 +65,17 @@ Decisions, greedily in program order:
    Any value whose type already has a layout is fixed, which makes the pass
    idempotent.
 2. For each other materialised value the pass picks, among the result dims the
-   op rule allows, the stick dim with the fewest restickifies: those its own
-   operands would need plus those its known readers would need (matmul
-   operand rules; a pointwise reader whose other operands are already decided;
-   a piece's copy, the innermost dim its assembly's buffer may be sticked on).
+   op rule allows, the stick dim whose restickifies copy the fewest bytes:
+   those its own operands would need plus those its known readers would need
+   (matmul operand rules; a pointwise reader whose other operands are already
+   decided, or else what that reader's own readers need of its result, two
+   readers deep; a piece's copy, the innermost dim its assembly's buffer may
+   be sticked on).
    Ties go to the innermost dim, then to the lowest.  An assembly's buffer,
    its values and its pieces' copies get one stick dim (at the
    ``tensor.empty``), among the dims along which every piece starts at a whole
-   number of sticks: the fewest restickifies of the copies' operands and of
-   the readers, ties to the innermost; readers' padding of the assembled value
+   number of sticks: the fewest bytes restickified for the copies' operands
+   and the readers, ties to the innermost; readers' padding of the assembled value
    is the buffer's.
 3. An operand that does not fit gets a ``spyre.restickify`` of its storage to a
    layout sticked on a storage dim with the required driver, placed right after
@@ -112,6 +114,7 @@ Decisions, greedily in program order:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -152,7 +155,7 @@ from spyre_mlir.dialects.spyre import (
     layout_attr,
     tensor_layout,
 )
-from spyre_mlir.hardware import round_up
+from spyre_mlir.hardware import element_bytes, round_up
 from spyre_mlir.layout import StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpKind
 
@@ -241,6 +244,12 @@ def _layout(value: SSAValue, stick: int | None, padded: Sequence[int] | None = N
     dtype = element_dtype(value.type.get_element_type())
     shape = _shape(value)
     return stick_layout(shape, dtype, dim_order(len(shape), stick), padded_shape=padded)
+
+
+def _host_bytes(value: SSAValue) -> int:
+    """Bytes of ``value``'s elements: what a restickify of it copies, padding aside."""
+    assert isinstance(value.type, TensorType)
+    return math.prod(_shape(value)) * element_bytes(element_dtype(value.type.get_element_type()))
 
 
 def _with_layout(value: SSAValue, layout: StickLayout) -> TensorType:
@@ -444,7 +453,8 @@ class _Stickifier:
 
     # 2. Choosing a result's stick dim.
     def demand_misses(self, value: SSAValue, stick: int) -> int:
-        """Restickifies ``value``'s known readers would need if it were sticked on ``stick``."""
+        """Bytes of ``value`` that restickifies for its known readers would copy if it were sticked
+        on ``stick``."""
         misses = 0
         for reader, index in self.readers.get(value, []):
             _, reads, result = op_reads(reader)
@@ -453,11 +463,13 @@ class _Stickifier:
             required = self.reader_requirement(reader, index, reads, result)
             misses += required is not None and \
                 not fits(reads[index].coords, stick, required, _layout(value, stick).elems_per_stick)
-        return misses
+        return misses * _host_bytes(value)
 
     def reader_requirement(self, op: ComputeOp, index: int, reads: Sequence[Read],
-                           result: Sequence[Linear]) -> int | None:
-        """The driver a reader needs for operand ``index``, as far as it is known yet."""
+                           result: Sequence[Linear], depth: int = 2) -> int | None:
+        """The driver a reader needs for operand ``index``, as far as it is known yet: a pointwise
+        reader whose result and other operands are undecided follows what its own readers need
+        of its result (:meth:`result_demand`, ``depth`` readers on)."""
         kind = op.op_func().kind
         if kind is OpKind.MATMUL:
             k, n = _matmul_dims(op, result)
@@ -478,6 +490,20 @@ class _Stickifier:
                 driver = self.plan.driver(read)
                 if driver not in (None, BROADCAST):
                     return driver
+        return self.result_demand(op, result, depth) if depth else None
+
+    def result_demand(self, op: ComputeOp, result: Sequence[Linear], depth: int) -> int | None:
+        """The iteration dim of ``op`` that drives the result dim its first reader with a known need
+        (:meth:`reader_requirement`, ``depth`` - 1 readers on) wants the stick on: a scaling whose
+        result is a matmul's B makes its operand follow B's N (a key transposed, then scaled)."""
+        for reader, index in self.readers.get(op.result, []):
+            _, reads, reader_result = op_reads(reader)
+            if index >= len(reads) or reads[index].storage is not op.result:
+                continue
+            required = self.reader_requirement(reader, index, reads, reader_result, depth - 1)
+            dims = [] if required is None else dims_driven_by(reads[index].coords, required)
+            if dims and (driver := stick_driver(result[dims[0]])) not in (None, BROADCAST):
+                return driver
         return None
 
     def operand_misses(self, rule: OpRule, reads: Sequence[Read], result_driver: int | None) -> list[tuple[int, int]]:
@@ -489,6 +515,10 @@ class _Stickifier:
             if required is not None and not fits(read.coords, layout.stick_dim, required, layout.elems_per_stick):
                 misses.append((i, required))
         return misses
+
+    def operand_bytes(self, rule: OpRule, reads: Sequence[Read], result_driver: int | None) -> int:
+        """Bytes the restickifies of :meth:`operand_misses` would copy (each its storage)."""
+        return sum(_host_bytes(reads[i].storage) for i, _ in self.operand_misses(rule, reads, result_driver))
 
     def choose(self, op: Operation, value: SSAValue, candidates: Sequence[int],
                cost: Callable[[int], int]) -> int | None:
@@ -784,17 +814,18 @@ class _Stickifier:
         return served or kept or tuple(dims)
 
     def copy_misses(self, copy: ComputeOp, stick: int) -> int:
-        """Restickifies the operands of ``copy`` would need if its result were sticked on ``stick``."""
+        """Bytes the restickifies of the operands of ``copy`` would copy if its result were sticked
+        on ``stick``."""
         _, reads, result = op_reads(copy)
         rule = op_rule(copy, reads, result, self.plan)
-        return len(self.operand_misses(rule, reads, stick_driver(result[stick])))
+        return self.operand_bytes(rule, reads, stick_driver(result[stick]))
 
     def assemble(self, assembly: Assembly) -> None:
         """Step 2 for an assembly: one stick dim for its buffer, its values and its pieces' copies.
 
         A piece's offset along the stick dim must be a whole number of sticks (its copy writes
-        whole sticks); among the dims where all are, the one with the fewest restickifies of
-        the copies' operands and of the readers wins."""
+        whole sticks); among the dims where all are, the one with the fewest bytes restickified for
+        the copies' operands and the readers wins."""
         full = assembly.empty.tensor
         shape = _shape(full)
         candidates = whole_stick_dims(assembly)
@@ -859,7 +890,7 @@ class _Stickifier:
             rule = dataclasses.replace(rule, result_dims=self.aligned(rule.result_dims, reads, result, space))
 
         def cost(stick: int) -> int:
-            return len(self.operand_misses(rule, reads, stick_driver(result[stick])))
+            return self.operand_bytes(rule, reads, stick_driver(result[stick]))
 
         stick = self.choose(op, op.result, rule.result_dims, cost)
         if op.result not in self.plan.fixed:

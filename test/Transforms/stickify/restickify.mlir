@@ -120,3 +120,44 @@ func.func @split_head_dim_transposed(%q: tensor<128x128xf16>, %x: tensor<128x2x6
   %s = spyre.matmul (%q, %kt) : (tensor<128x128xf16>, tensor<128x128xf16>) -> tensor<128x128xf16>
   func.return %s : tensor<128x128xf16>
 }
+
+// -----
+
+// Restickifies are counted in bytes: a key cast to fp32 and read transposed
+// as a matmul's B, which wants its stick on N (the key positions).  Sticked
+// on its head dim the cast's fp32 result (1 MiB) would be restickified;
+// sticked on the positions, its fp16 input (512 KiB) is, and the cast then
+// writes what B reads.
+// CHECK-LABEL: func.func @cast_key_read_transposed
+// CHECK:         %[[X:.*]] = spyre.restickify (%x) : {{.*}} -> tensor<8x256x128xf16, #spyre.layout<device_size = [128, 4, 8, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    %k = spyre.pointwise "identity" (%[[X]]) : {{.*}} -> tensor<8x256x128xf32, #spyre.layout<device_size = [128, 8, 8, 32], dim_order = [0, 2, 1], format = "IEEE_FP32">>
+// CHECK-NEXT:    %kt = spyre.view %k
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %kt)
+// WARN: restickify.mlir:[[# @LINE + 2]]:3: warning: function argument #1 is copied by spyre.restickify to dim_order [0, 2, 1], device_size [128, 4, 8, 64]
+func.func @cast_key_read_transposed(%q: tensor<8x256x128xf32>, %x: tensor<8x256x128xf16>) -> tensor<8x256x256xf32> {
+  %k = spyre.pointwise "identity" (%x) : (tensor<8x256x128xf16>) -> tensor<8x256x128xf32>
+  %kt = spyre.view %k affine_map<(d0, d1, d2) -> (d0, d2, d1)> : tensor<8x256x128xf32> -> tensor<8x128x256xf32>
+  %s = spyre.matmul (%q, %kt) : (tensor<8x256x128xf32>, tensor<8x128x256xf32>) -> tensor<8x256x256xf32>
+  func.return %s : tensor<8x256x256xf32>
+}
+
+// -----
+
+// The same key, transposed by a view and scaled before the matmul (as
+// scaled_dot_product_attention does): the scaling follows whatever its
+// operand is sticked on, so the cast looks one reader further, to B, and is
+// sticked on the positions as before.
+// CHECK-LABEL: func.func @scaled_key_transposed
+// CHECK:         %[[X:.*]] = spyre.restickify (%x) : {{.*}} -> tensor<8x256x128xf16, #spyre.layout<device_size = [128, 4, 8, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    %k = spyre.pointwise "identity" (%[[X]]) : {{.*}} -> tensor<8x256x128xf32, #spyre.layout<device_size = [128, 8, 8, 32], dim_order = [0, 2, 1], format = "IEEE_FP32">>
+// CHECK-NEXT:    %kt = spyre.view %k
+// CHECK-NEXT:    %ks = spyre.pointwise "mul" (%kt)
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %ks)
+// WARN: restickify.mlir:[[# @LINE + 2]]:3: warning: function argument #1 is copied by spyre.restickify to dim_order [0, 2, 1], device_size [128, 4, 8, 64]
+func.func @scaled_key_transposed(%q: tensor<8x256x128xf32>, %x: tensor<8x256x128xf16>) -> tensor<8x256x256xf32> {
+  %k = spyre.pointwise "identity" (%x) : (tensor<8x256x128xf16>) -> tensor<8x256x128xf32>
+  %kt = spyre.view %k affine_map<(d0, d1, d2) -> (d0, d2, d1)> : tensor<8x256x128xf32> -> tensor<8x128x256xf32>
+  %ks = spyre.pointwise "mul" (%kt) consts {y = 0.5 : f64} : (tensor<8x128x256xf32>) -> tensor<8x128x256xf32>
+  %s = spyre.matmul (%q, %ks) : (tensor<8x256x128xf32>, tensor<8x128x256xf32>) -> tensor<8x256x256xf32>
+  func.return %s : tensor<8x256x256xf32>
+}
