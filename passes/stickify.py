@@ -516,12 +516,27 @@ class _Stickifier:
                 misses.append((i, required))
         return misses
 
-    def operand_bytes(self, rule: OpRule, reads: Sequence[Read], result_driver: int | None) -> int:
-        """Bytes the restickifies of :meth:`operand_misses` would copy (each its storage)."""
-        return sum(_host_bytes(reads[i].storage) for i, _ in self.operand_misses(rule, reads, result_driver))
+    def operand_bytes(self, op: ComputeOp, rule: OpRule, reads: Sequence[Read], result_driver: int | None) -> float:
+        """Bytes the restickifies of :meth:`operand_misses` would copy (each its storage); infinite
+        when an operand cannot follow its required driver at all (:meth:`followers`)."""
+        total = 0.0
+        for index, required in self.operand_misses(rule, reads, result_driver):
+            storage_dims, view_dims = self.followers(op, index, reads[index], required)
+            if not storage_dims and not (reads[index].views and view_dims):
+                return math.inf
+            total += _host_bytes(reads[index].storage)
+        return total
+
+    def followers(self, op: ComputeOp, index: int, read: Read, required: int) -> tuple[list[int], list[int]]:
+        """The dims of operand ``index``'s storage, and of the view ``op`` reads, that ``required``
+        drives: where a restickify of the storage, or a copy of the view, could put the stick."""
+        eps = self.plan.layouts[read.storage].elems_per_stick
+        storage_dims = [j for j in dims_driven_by(read.coords, required) if not splits_stick(read.coords[j], eps)]
+        space = list(op.get_iteration_space())
+        return storage_dims, dims_driven_by(map_coords(op.get_indexing_maps()[index], space), required)
 
     def choose(self, op: Operation, value: SSAValue, candidates: Sequence[int],
-               cost: Callable[[int], int]) -> int | None:
+               cost: Callable[[int], float]) -> int | None:
         """The best stick dim of ``value`` among ``candidates`` (fixed values keep theirs)."""
         rank = len(_shape(value))
         if not rank:
@@ -591,18 +606,17 @@ class _Stickifier:
         """
         padded = self.plan.layouts[read.storage].padded_shape
         eps = self.plan.layouts[read.storage].elems_per_stick
-        storage_dims = [j for j in dims_driven_by(read.coords, required) if not splits_stick(read.coords[j], eps)]
+        storage_dims, view_dims = self.followers(op, index, read, required)
+        operand = op.operands[index]
         why = f"that no stick dim of its storage {list(_shape(read.storage))} can serve"
         if storage_dims:
             layout = _layout(read.storage, storage_dims[0], padded)
-            refolded = copy_reason(op, index, lambda v: layout if v is read.storage else self.plan.layouts[v])
+            refolded = copy_reason(op, index, lambda v: layout if v is read.storage else self.plan.layouts[v]) \
+                if view_dims else None
             if refolded is None:
                 self.reread(op, index, read, self.restickified(read.storage, layout, op))
                 return
             why = refolded  # spyre-fold-views would copy the view of the restickified storage too
-        operand = op.operands[index]
-        space = list(op.get_iteration_space())
-        view_dims = dims_driven_by(map_coords(op.get_indexing_maps()[index], space), required)
         if not read.views or not view_dims:
             raise SpyreError(f"operand #{index} cannot be sticked on iteration dim {required}: no dim of "
                              f"its storage {list(_shape(read.storage))} follows it", op=op)
@@ -813,12 +827,12 @@ class _Stickifier:
                        and space[driver] > 1 and all(dims_driven_by(read.coords, driver) for read in dense))
         return served or kept or tuple(dims)
 
-    def copy_misses(self, copy: ComputeOp, stick: int) -> int:
+    def copy_misses(self, copy: ComputeOp, stick: int) -> float:
         """Bytes the restickifies of the operands of ``copy`` would copy if its result were sticked
         on ``stick``."""
         _, reads, result = op_reads(copy)
         rule = op_rule(copy, reads, result, self.plan)
-        return self.operand_bytes(rule, reads, stick_driver(result[stick]))
+        return self.operand_bytes(copy, rule, reads, stick_driver(result[stick]))
 
     def assemble(self, assembly: Assembly) -> None:
         """Step 2 for an assembly: one stick dim for its buffer, its values and its pieces' copies.
@@ -838,7 +852,7 @@ class _Stickifier:
                              f"{[list(o) for o in assembly.offsets()]}: no dim has them all at whole sticks of "
                              f"{eps} elements, so no stick dim can hold them", op=assembly.inserts[0])
 
-        def cost(stick: int) -> int:
+        def cost(stick: int) -> float:
             return sum(self.copy_misses(copy, stick) for copy in assembly.copies) + \
                 self.demand_misses(assembly.value, stick)
 
@@ -889,8 +903,8 @@ class _Stickifier:
         if rule.shared and op.result not in self.plan.fixed:
             rule = dataclasses.replace(rule, result_dims=self.aligned(rule.result_dims, reads, result, space))
 
-        def cost(stick: int) -> int:
-            return self.operand_bytes(rule, reads, stick_driver(result[stick]))
+        def cost(stick: int) -> float:
+            return self.operand_bytes(op, rule, reads, stick_driver(result[stick]))
 
         stick = self.choose(op, op.result, rule.result_dims, cost)
         if op.result not in self.plan.fixed:

@@ -161,3 +161,24 @@ func.func @scaled_key_transposed(%q: tensor<8x256x128xf32>, %x: tensor<8x256x128
   %s = spyre.matmul (%q, %ks) : (tensor<8x256x128xf32>, tensor<8x128x256xf32>) -> tensor<8x256x256xf32>
   func.return %s : tensor<8x256x256xf32>
 }
+
+// -----
+
+// A sum with a bias, read transposed by two matmuls as B: they want it
+// sticked on its rows, but the bias has no rows to follow, so the rows are
+// no stick for the sum at all (not merely a dearer one); the sum keeps its
+// columns and one restickify serves both matmuls.
+// CHECK-LABEL: func.func @biased_rows_read_transposed
+// CHECK:         %y = spyre.pointwise "add" (%m, %b) : {{.*}} -> tensor<64x256xf16, #spyre.layout<device_size = [4, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[R:.*]] = spyre.restickify (%y) : {{.*}} -> tensor<64x256xf16, #spyre.layout<device_size = [1, 256, 64], dim_order = [1, 0], format = "SEN169_FP16">>
+// CHECK:         spyre.matmul (%q, %{{.*}})
+// CHECK:         spyre.matmul (%x, %{{.*}})
+func.func @biased_rows_read_transposed(%x: tensor<64x256xf16>, %b: tensor<256xf16>, %q: tensor<64x256xf16>)
+    -> (tensor<64x64xf16>, tensor<64x64xf16>) {
+  %m = spyre.pointwise "exp" (%x) : (tensor<64x256xf16>) -> tensor<64x256xf16>
+  %y = spyre.pointwise "add" (%m, %b) : (tensor<64x256xf16>, tensor<256xf16>) -> tensor<64x256xf16>
+  %yt = spyre.view %y affine_map<(d0, d1) -> (d1, d0)> : tensor<64x256xf16> -> tensor<256x64xf16>
+  %s = spyre.matmul (%q, %yt) : (tensor<64x256xf16>, tensor<256x64xf16>) -> tensor<64x64xf16>
+  %t = spyre.matmul (%x, %yt) : (tensor<64x256xf16>, tensor<256x64xf16>) -> tensor<64x64xf16>
+  func.return %s, %t : tensor<64x64xf16>, tensor<64x64xf16>
+}
