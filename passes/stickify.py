@@ -452,18 +452,24 @@ class _Stickifier:
                     self.readers.setdefault(read.storage, []).append((op, i))
 
     # 2. Choosing a result's stick dim.
-    def demand_misses(self, value: SSAValue, stick: int) -> int:
-        """Bytes of ``value`` that restickifies for its known readers would copy if it were sticked
-        on ``stick``."""
-        misses = 0
+    def reader_demands(self, value: SSAValue) -> list[tuple[tuple[Linear, ...], int]]:
+        """How each known reader of ``value`` that needs a driver reads it, and that driver
+        (:meth:`reader_requirement`)."""
+        demands = []
         for reader, index in self.readers.get(value, []):
             _, reads, result = op_reads(reader)
             if index >= len(reads) or reads[index].storage is not value:
                 continue
             required = self.reader_requirement(reader, index, reads, result)
-            misses += required is not None and \
-                not fits(reads[index].coords, stick, required, _layout(value, stick).elems_per_stick)
-        return misses * _host_bytes(value)
+            if required is not None:
+                demands.append((reads[index].coords, required))
+        return demands
+
+    def demand_misses(self, value: SSAValue, stick: int, demands: list[tuple[tuple[Linear, ...], int]]) -> int:
+        """Bytes of ``value`` that restickifies for its readers' ``demands`` (:meth:`reader_demands`)
+        would copy if it were sticked on ``stick``."""
+        eps = _layout(value, stick).elems_per_stick
+        return sum(not fits(coords, stick, required, eps) for coords, required in demands) * _host_bytes(value)
 
     def reader_requirement(self, op: ComputeOp, index: int, reads: Sequence[Read],
                            result: Sequence[Linear], depth: int = 2) -> int | None:
@@ -549,7 +555,8 @@ class _Stickifier:
             return stick
         if not candidates:
             raise SpyreError(f"no result dim of '{op.name}' can carry the stick", op=op)
-        return min(candidates, key=lambda s: (cost(s) + self.demand_misses(value, s), s != rank - 1, s))
+        demands = self.reader_demands(value)
+        return min(candidates, key=lambda s: (cost(s) + self.demand_misses(value, s, demands), s != rank - 1, s))
 
     # 3. Fixing operands.
     def restickified(self, storage: SSAValue, layout: StickLayout, reader: ComputeOp) -> SSAValue:
@@ -852,9 +859,11 @@ class _Stickifier:
                              f"{[list(o) for o in assembly.offsets()]}: no dim has them all at whole sticks of "
                              f"{eps} elements, so no stick dim can hold them", op=assembly.inserts[0])
 
+        demands = self.reader_demands(assembly.value)
+
         def cost(stick: int) -> float:
             return sum(self.copy_misses(copy, stick) for copy in assembly.copies) + \
-                self.demand_misses(assembly.value, stick)
+                self.demand_misses(assembly.value, stick, demands)
 
         if full in self.plan.fixed:
             stick = self.choose(assembly.empty, full, candidates, cost)
