@@ -672,7 +672,7 @@ def check_lx_solver(lx_solver: str, who: str) -> None:
 
 @dataclass(frozen=True)
 class PlanMemoryPass(ModulePass):
-    """Place every value in LX or HBM (writes ``placement`` on compute and fill ops).
+    """Place every value in LX or HBM by the ``lx-solver`` (auto, greedy, firstfit, bestfit, valuefit).
 
     The usable LX per core comes from the module's ``#spyre.target`` (its LX fraction).
     """
