@@ -465,7 +465,7 @@ class _Stickifier:
                 demands.append((reads[index].coords, required))
         return demands
 
-    def demand_misses(self, value: SSAValue, stick: int, demands: list[tuple[tuple[Linear, ...], int]]) -> int:
+    def demand_bytes(self, value: SSAValue, stick: int, demands: list[tuple[tuple[Linear, ...], int]]) -> int:
         """Bytes of ``value`` that restickifies for its readers' ``demands`` (:meth:`reader_demands`)
         would copy if it were sticked on ``stick``."""
         eps = _layout(value, stick).elems_per_stick
@@ -556,7 +556,7 @@ class _Stickifier:
         if not candidates:
             raise SpyreError(f"no result dim of '{op.name}' can carry the stick", op=op)
         demands = self.reader_demands(value)
-        return min(candidates, key=lambda s: (cost(s) + self.demand_misses(value, s, demands), s != rank - 1, s))
+        return min(candidates, key=lambda s: (cost(s) + self.demand_bytes(value, s, demands), s != rank - 1, s))
 
     # 3. Fixing operands.
     def restickified(self, storage: SSAValue, layout: StickLayout, reader: ComputeOp) -> SSAValue:
@@ -834,7 +834,7 @@ class _Stickifier:
                        and space[driver] > 1 and all(dims_driven_by(read.coords, driver) for read in dense))
         return served or kept or tuple(dims)
 
-    def copy_misses(self, copy: ComputeOp, stick: int) -> float:
+    def copy_bytes(self, copy: ComputeOp, stick: int) -> float:
         """Bytes the restickifies of the operands of ``copy`` would copy if its result were sticked
         on ``stick``."""
         _, reads, result = op_reads(copy)
@@ -862,8 +862,8 @@ class _Stickifier:
         demands = self.reader_demands(assembly.value)
 
         def cost(stick: int) -> float:
-            return sum(self.copy_misses(copy, stick) for copy in assembly.copies) + \
-                self.demand_misses(assembly.value, stick, demands)
+            return sum(self.copy_bytes(copy, stick) for copy in assembly.copies) + \
+                self.demand_bytes(assembly.value, stick, demands)
 
         if full in self.plan.fixed:
             stick = self.choose(assembly.empty, full, candidates, cost)

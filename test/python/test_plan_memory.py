@@ -153,7 +153,8 @@ def test_score_decides_who_gets_the_space_in_firstfit():
 
 
 def test_unknown_solver():
-    with pytest.raises(SpyreError, match="unknown LX solver 'worstfit'; expected one of greedy, firstfit, bestfit, valuefit"):
+    with pytest.raises(SpyreError,
+                       match="unknown LX solver 'worstfit'; expected one of greedy, firstfit, bestfit, valuefit"):
         solve([], 1024, solver="worstfit")
 
 
