@@ -95,16 +95,7 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
-from spyre_mlir.analysis.work import (
-    PieceSpace,
-    Regions,
-    WorkProblem,
-    divisors,
-    problem_regions,
-    reduce_spans,
-    reductions_split,
-    work_problem,
-)
+from spyre_mlir.analysis.work import PieceSpace, WorkProblem, divisors, reduce_spans, reductions_split
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config
 from spyre_mlir.hardware import SpyreConfig
@@ -342,11 +333,9 @@ class DivisionPlan:
     def __init__(self, config: SpyreConfig, splits: Mapping[ComputeOp, tuple[int, ...]] | None = None):
         self.config = config
         self.splits: dict[ComputeOp, tuple[int, ...]] = dict(splits or {})
-        self._problems: dict[ComputeOp, WorkProblem] = {}
         self._tensors: dict[ComputeOp, tuple[SSAValue, ...]] = {}
-        self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
         self._prices: dict[tuple[ComputeOp, tuple[int, ...], tuple[Memory, ...]], float] = {}
-        self._shares = LxShares(self.regions)
+        self._shares = LxShares()
         self._share_of: dict[tuple[SSAValue | tuple[int, ...] | None, ...], int | None] = {}
         self._position: dict[ComputeOp, int] = {}
         self._pressure: list[int] = []
@@ -384,24 +373,16 @@ class DivisionPlan:
             positions = [self._position[op] for op in holders if op in self._position]
             self._lifetimes[value] = range(min(positions), max(positions) + 1) if positions else range(0)
         return self._lifetimes[value]
+
     def problem(self, op: ComputeOp) -> WorkProblem:
-        """``op``'s :func:`work_problem`."""
-        if op not in self._problems:
-            self._problems[op] = work_problem(op)
-        return self._problems[op]
+        """``op``'s :func:`~spyre_mlir.analysis.work.work_problem` (built once, by the residency facts)."""
+        return self._shares.problem(op)
 
     def tensors(self, op: ComputeOp) -> tuple[SSAValue, ...]:
         """``op``'s operands, then its result."""
         if op not in self._tensors:
             self._tensors[op] = (*op.inputs, op.result)
         return self._tensors[op]
-
-    def regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
-        """:func:`~spyre_mlir.analysis.work.problem_regions` of ``op``'s tensor ``index`` under ``splits``."""
-        key = (op, index, splits)
-        if key not in self._regions:
-            self._regions[key] = problem_regions(self.problem(op), index, splits)
-        return self._regions[key]
 
     def share(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> int | None:
         """:func:`~spyre_mlir.analysis.residency.lx_share` of ``value`` when the ops of ``trial`` take
@@ -484,7 +465,7 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
         if len(division.candidates) > 1 and plan.may_move(op):
             plan.splits[op] = cheapest(division.candidates, plan.local_price(op), plan.splits[op])
             op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
-            for value in (*op.inputs, op.result):
+            for value in plan.tensors(op):
                 plan.hold(value)
 
 

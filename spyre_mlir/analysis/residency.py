@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from xdsl.ir import OpResult
 
-from spyre_mlir.analysis.work import Regions, WorkProblem, core_regions, problem_regions, work_problem
+from spyre_mlir.analysis.work import Regions, WorkProblem, problem_regions, work_problem
 from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
@@ -34,8 +34,6 @@ from spyre_mlir.opfuncs import OpKind
 SplitsOf = Callable[[ComputeOp], "tuple[int, ...] | None"]
 """An op's split (``core_splits``), or None for an op not divided yet."""
 
-RegionsOf = Callable[[ComputeOp, int, "tuple[int, ...]"], Regions]
-"""Per core, the box an op touches of one of its tensors under a split (:func:`core_regions`)."""
 
 
 def may_write_lx(writer: ComputeOp) -> bool:
@@ -92,17 +90,18 @@ def _boxes_in_sticks(regions: Regions, stick_dim: int, elems_per_stick: int) -> 
                        for d, (lo, hi) in enumerate(box)) for box in regions)
 
 
-def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits, regions_of: RegionsOf = core_regions) -> int | None:
+def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits) -> int | None:
     """The bytes of ``value`` one core holds if it may live in LX, else None.
 
     Conditions: its writer and every reader pass the residency rule
     (:func:`may_write_lx`, :func:`lx_readers`); the writer splits no reduction
-    dim; every reader touches the same box of it on every core as the writer (``regions_of`` under ``splits_of``; by
+    dim; every reader touches the same sticks of it on every core as the writer
+    (:func:`~spyre_mlir.analysis.work.core_regions` under ``splits_of``; by
     default the ops' ``core_splits``); the boxes cover the whole device tensor
     (no back gap).  A reader whose split is None (not divided yet) is taken to
     follow the writer.  The share is the device bytes over the cores.
     """
-    return LxShares(regions_of).share(value, splits_of)
+    return LxShares().share(value, splits_of)
 
 
 class _Facts(NamedTuple):
@@ -118,18 +117,26 @@ class _Facts(NamedTuple):
 
 class LxShares:
     """:func:`lx_share` over the values of a function whose ops and types stay as they are (only
-    splits change): what needs no split is found once per value (and, by default, each op's
-    :func:`work_problem` once), for a pass that prices many."""
+    splits change): what needs no split is found once per value, each op's :func:`work_problem`
+    once, and each op's boxes once per split, for a pass that prices many."""
 
-    def __init__(self, regions_of: RegionsOf | None = None):
-        self._regions_of = regions_of or self._problem_regions
+    def __init__(self) -> None:
         self._facts: dict[OpResult, _Facts | None] = {}
         self._problems: dict[ComputeOp, WorkProblem] = {}
+        self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
 
-    def _problem_regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
+    def problem(self, op: ComputeOp) -> WorkProblem:
+        """``op``'s :func:`work_problem`."""
         if op not in self._problems:
             self._problems[op] = work_problem(op)
-        return problem_regions(self._problems[op], index, tuple(splits))
+        return self._problems[op]
+
+    def regions(self, op: ComputeOp, index: int, splits: tuple[int, ...]) -> Regions:
+        """:func:`~spyre_mlir.analysis.work.problem_regions` of ``op``'s tensor ``index`` under ``splits``."""
+        key = (op, index, tuple(splits))
+        if key not in self._regions:
+            self._regions[key] = problem_regions(self.problem(op), index, key[2])
+        return self._regions[key]
 
     def _value_facts(self, value: OpResult) -> _Facts | None:
         if value not in self._facts:
@@ -156,12 +163,12 @@ class LxShares:
         splits = splits_of(writer)
         if splits is None or any(splits[d] != 1 for d in facts.reduction_dims):
             return None  # not divided yet, or partial sums of a split reduction
-        regions = self._regions_of(writer, len(writer.inputs), splits)
+        regions = self.regions(writer, len(writer.inputs), splits)
         for use in value.uses:
             reader_splits = splits_of(use.operation)
             if reader_splits is None:
                 continue
-            read = self._regions_of(use.operation, use.index, reader_splits)
+            read = self.regions(use.operation, use.index, reader_splits)
             if read != regions and _in_sticks(read, facts.layout) != _in_sticks(regions, facts.layout):
                 return None
         if facts.nbytes % len(regions) or not _covers_device_size(facts.layout, regions):
