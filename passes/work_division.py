@@ -58,7 +58,7 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    cannot know how its readers will read its result.  Once every op is
    divided, each is revisited in reverse program order and takes, among the
    same legal splits, the one that makes it and its neighbours (the writers
-   and readers of its operands, the readers of its result) cheapest, every
+   and readers of its tensors that may live in LX) cheapest, every
    tensor where memory planning may put it (:class:`DivisionPlan`); a tie keeps
    its split.  A producer thus takes the split its matmul reader reads by, so
    that the value stays in each core's LX.  A value step 4 left in HBM moves to
@@ -423,19 +423,19 @@ class DivisionPlan:
         prices do not depend on it)."""
         return any(isinstance(v, OpResult) and self._shares.holders(v) for v in self.tensors(op))
 
-    @staticmethod
-    def neighbours(op: ComputeOp) -> list[ComputeOp]:
+    def neighbours(self, op: ComputeOp) -> list[ComputeOp]:
         """``op`` and the compute ops whose tensors its split may move in or out of LX: the writers
-        and readers of its operands, and the readers of its result."""
+        and readers of those of its tensors that may live in LX.  No other op's price depends on
+        ``op``'s split."""
         found = {op: None}
-        for value in (*op.inputs, op.result):
-            if isinstance(value, OpResult) and isinstance(value.op, ComputeOp):
-                found[value.op] = None
-            found.update((u.operation, None) for u in value.uses if isinstance(u.operation, ComputeOp))
+        for value in self.tensors(op):
+            if isinstance(value, OpResult):
+                found.update(dict.fromkeys(self._shares.holders(value)))
         return list(found)
 
     def local_price(self, op: ComputeOp) -> Price:
-        """The price of a split of ``op``: its own predicted time and its neighbours' (all divided)."""
+        """The price of a split of ``op``: its own predicted time and that of the neighbours whose
+        time it may change (all divided)."""
         around = self.neighbours(op)
         return lambda splits: sum(self.price(other, {op: splits}) for other in around)
 
@@ -460,13 +460,15 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
     cheapest, now that its readers are divided, and a value in LX only where the values already
     there leave room for it (:meth:`DivisionPlan.track_pressure`); a tie keeps the split it has.
     Writes ``core_splits``."""
+    revisited = [op for op, division in divisions.items() if len(division.candidates) > 1 and plan.may_move(op)]
+    if not revisited:
+        return  # one core, or no choice that moves a tensor in or out of LX
     plan.track_pressure(list(divisions))
-    for op, division in reversed(divisions.items()):
-        if len(division.candidates) > 1 and plan.may_move(op):
-            plan.splits[op] = cheapest(division.candidates, plan.local_price(op), plan.splits[op])
-            op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
-            for value in plan.tensors(op):
-                plan.hold(value)
+    for op in reversed(revisited):
+        plan.splits[op] = cheapest(divisions[op].candidates, plan.local_price(op), plan.splits[op])
+        op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
+        for value in plan.tensors(op):
+            plan.hold(value)
 
 
 @dataclass(frozen=True)

@@ -115,21 +115,22 @@ class StickLayout:
     @property
     def device_size(self) -> list[int]:
         """Extent of each device dim, outermost first."""
-        return [size for size, _ in self._device_view()]
+        return [size for size, _ in self._device_view]
 
     @property
     def stride_map(self) -> list[int]:
         """Host-element stride of each device dim (-1 for a dim absent from the host tensor)."""
-        return [stride for _, stride in self._device_view()]
+        return [stride for _, stride in self._device_view]
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         """Bytes the tensor occupies in device memory, padding included."""
         stick_bytes = self.elems_per_stick * element_bytes(self.dtype)
         return stick_bytes * math.prod(self.device_size[:-1])
 
-    def _device_view(self) -> list[tuple[int, int]]:
-        """(extent, host stride) of each device dim."""
+    @functools.cached_property
+    def _device_view(self) -> tuple[tuple[int, int], ...]:
+        """(extent, host stride) of each device dim (derived once per layout)."""
         host_strides = _row_major_strides(self.host_shape)
         extents = self.padded_host_shape
         dims = self.device_dims
@@ -145,7 +146,7 @@ class StickLayout:
                 view.append((count, self.elems_per_stick * host_strides[host_dim]))
             else:
                 view.append((extents[host_dim], host_strides[host_dim]))
-        return view
+        return tuple(view)
 
 
 def stick_layout(

@@ -109,6 +109,8 @@ class _Facts(NamedTuple):
 
     holders: tuple[ComputeOp, ...]
     """The writer, then each reader once."""
+    reads: tuple[tuple[ComputeOp, int], ...]
+    """Each use: the reader and the operand index it reads the value as."""
     reduction_dims: tuple[int, ...]
     """The writer's."""
     layout: StickLayout
@@ -118,12 +120,15 @@ class _Facts(NamedTuple):
 class LxShares:
     """:func:`lx_share` over the values of a function whose ops and types stay as they are (only
     splits change): what needs no split is found once per value, each op's :func:`work_problem`
-    once, and each op's boxes once per split, for a pass that prices many."""
+    once, each op's boxes once per split, and each writer's and reader's verdict once per split
+    (theirs and the writer's), for a pass that prices many."""
 
     def __init__(self) -> None:
         self._facts: dict[OpResult, _Facts | None] = {}
         self._problems: dict[ComputeOp, WorkProblem] = {}
         self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
+        self._written: dict[tuple[OpResult, tuple[int, ...]], int | None] = {}
+        self._read_own: dict[tuple[ComputeOp, int, tuple[int, ...], tuple[int, ...]], bool] = {}
 
     def problem(self, op: ComputeOp) -> WorkProblem:
         """``op``'s :func:`work_problem`."""
@@ -144,7 +149,8 @@ class LxShares:
             self._facts[value] = None
             if isinstance(writer, ComputeOp) and may_write_lx(writer) and lx_readers(value):
                 layout = tensor_layout(value.type)
-                self._facts[value] = _Facts((writer, *dict.fromkeys(u.operation for u in value.uses)),
+                reads = tuple((u.operation, u.index) for u in value.uses)
+                self._facts[value] = _Facts((writer, *dict.fromkeys(r for r, _ in reads)), reads,
                                             writer.reduction_dims(), layout, layout.nbytes)
         return self._facts[value]
 
@@ -163,14 +169,34 @@ class LxShares:
         splits = splits_of(writer)
         if splits is None or any(splits[d] != 1 for d in facts.reduction_dims):
             return None  # not divided yet, or partial sums of a split reduction
-        regions = self.regions(writer, len(writer.inputs), splits)
-        for use in value.uses:
-            reader_splits = splits_of(use.operation)
-            if reader_splits is None:
-                continue
-            read = self.regions(use.operation, use.index, reader_splits)
-            if read != regions and _in_sticks(read, facts.layout) != _in_sticks(regions, facts.layout):
-                return None
-        if facts.nbytes % len(regions) or not _covers_device_size(facts.layout, regions):
+        share = self._share_written(value, facts, tuple(splits))
+        if share is None:
             return None
-        return facts.nbytes // len(regions)
+        for reader, index in facts.reads:
+            reader_splits = splits_of(reader)
+            if reader_splits is not None and not self._reads_own(facts, reader, index, tuple(reader_splits),
+                                                                 tuple(splits)):
+                return None
+        return share
+
+    def _share_written(self, value: OpResult, facts: _Facts, splits: tuple[int, ...]) -> int | None:
+        """The bytes per core of ``value`` written under ``splits``, None when the boxes leave a gap
+        or do not divide it evenly."""
+        key = (value, splits)
+        if key not in self._written:
+            regions = self.regions(facts.holders[0], len(facts.holders[0].inputs), splits)
+            even = not facts.nbytes % len(regions) and _covers_device_size(facts.layout, regions)
+            self._written[key] = facts.nbytes // len(regions) if even else None
+        return self._written[key]
+
+    def _reads_own(self, facts: _Facts, reader: ComputeOp, index: int, reader_splits: tuple[int, ...],
+                   writer_splits: tuple[int, ...]) -> bool:
+        """Whether ``reader`` under its splits reads operand ``index`` on each core in the sticks the
+        writer under its splits wrote there."""
+        key = (reader, index, reader_splits, writer_splits)
+        if key not in self._read_own:
+            written = self.regions(facts.holders[0], len(facts.holders[0].inputs), writer_splits)
+            read = self.regions(reader, index, reader_splits)
+            self._read_own[key] = read == written or _in_sticks(read, facts.layout) == _in_sticks(written,
+                                                                                                 facts.layout)
+        return self._read_own[key]

@@ -221,8 +221,30 @@ def _device_reach(tensor_type: Attribute, indexing_map: AffineMap) -> tuple[tupl
     return tuple(dims), stick, layout.elems_per_stick, stick_bytes
 
 
+_PLAN_PROPERTIES = ("core_splits", "placement", "hints")
+"""Properties of a compute op that record plan decisions: its work problem does not depend on them."""
+
+_PROBLEMS: dict[tuple[object, ...], WorkProblem] = {}
+_MAX_PROBLEMS = 1 << 14
+
+
 def work_problem(op: ComputeOp) -> WorkProblem:
-    """The work-division view of ``op`` through the ComputeOp interface."""
+    """The work-division view of ``op`` through the ComputeOp interface.
+
+    Built once per op signature (name, operand and result types and names, every property but
+    the plan decisions): a clone of a module (spyre-auto-tile prices clones) and every stage after
+    the splits are decided find the problem already built, and memoize by its identity."""
+    key = (op.name, tuple((v.name_hint, v.type) for v in op.inputs), op.result.name_hint, op.result.type,
+           tuple((k, v) for k, v in op.properties.items() if k not in _PLAN_PROPERTIES), tuple(op.attributes.items()))
+    problem = _PROBLEMS.get(key)
+    if problem is None:
+        if len(_PROBLEMS) >= _MAX_PROBLEMS:
+            _PROBLEMS.clear()
+        problem = _PROBLEMS[key] = _build_problem(op)
+    return problem
+
+
+def _build_problem(op: ComputeOp) -> WorkProblem:
     values = [*((v, f"operand #{i}") for i, v in enumerate(op.inputs)), (op.result, "result")]
     tensors = tuple(work_tensor(_value_name(v, what), v.type, m)
                     for (v, what), m in zip(values, op.get_indexing_maps(), strict=True))

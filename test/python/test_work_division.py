@@ -11,7 +11,8 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ArrayAttr, Float16Type, Float32Type, StringAttr, TensorType, f16, f32
+from xdsl.dialects.builtin import (ArrayAttr, DenseArrayBase, Float16Type, Float32Type, StringAttr, TensorType, f16,
+                                  f32, i64)
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.utils.test_value import create_ssa_value
 
@@ -235,6 +236,18 @@ def test_work_div_hint_is_exact() -> None:
     division = divide_work(hinted(op, "MNK", {"M": 2, "K": 4}), CORES32)
     assert division.splits == (2, 4, 4) and division.hinted == {0: 2, 2: 4}
 
+
+def test_work_problem_is_built_once_per_op_signature() -> None:
+    """Ops of one signature (types, value names, properties) share one problem, whatever their
+    plan decisions; any other property makes another."""
+    first, second = matmul(256, 512, 1024), matmul(256, 512, 1024)
+    problem = work_problem(first)
+    assert work_problem(second) is problem
+    second.core_splits = DenseArrayBase.from_list(i64, [1, 2, 16])
+    assert work_problem(second) is problem
+    named = work_problem(hinted(second, "MNK"))
+    assert named is not problem and named.dim_names == (("M",), ("N",), ("K",))
+    assert work_problem(matmul(256, 512, 2048)).sizes == (256, 2048, 512)
 
 @pytest.mark.parametrize("split", [0, -2, 2.5, True, "4"])
 def test_work_div_not_a_positive_integer(split: object) -> None:
