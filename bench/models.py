@@ -14,7 +14,12 @@ compile-time evaluation folded, SDSC executions, whether the outputs match eager
 within the dtype's tolerance and the largest absolute error, HBM bytes read and
 written (the interpreter's counters), the highest LX high-water mark of any
 core, and the cost model's predicted device time with its ratio to the roofline
-lower bound.  Beside the error against eager, each row gives the largest error of the
+lower bound.  Two matmul floors, also over the bound, say how much of the
+distance to it the division rules leave: the least time the program's matmuls
+alone could take under the cost model
+(``spyre_mlir.passes.work_division.matmul_floor_ns``), under today's rules and
+with an operand several cores read allowed in each core's LX.  Beside the error
+against eager, each row gives the largest error of the
 compiled program and of eager against the same model run in float32: in a deep
 float16 model both drift from float32 by about as much, while a mismatch with
 eager alone is the dtype's rounding noise amplified (Granite's unscaled
@@ -38,14 +43,17 @@ from typing import Any
 
 import numpy as np
 import torch
+from xdsl.dialects.builtin import ModuleOp
 
 from spyre_mlir.analysis.cost import CostReport, cost_report
+from spyre_mlir.dialects.spyre import target_config
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import manifest_inputs
 from spyre_mlir.interpreter import compare, run, tolerance_for
 from spyre_mlir.interpreter.runner import as_numpy
 from spyre_mlir.manifest import read_manifest
+from spyre_mlir.passes.work_division import matmul_floor_ns
 from spyre_mlir.pipeline import CompileOptions, compile_module
 
 _spec = importlib.util.spec_from_file_location("example_models", Path(__file__).resolve().parents[1]
@@ -77,6 +85,10 @@ class Row:
     """The cost model's predicted device time of the plan (spyre_mlir.analysis.cost)."""
     lower_bound_us: float = 0.0
     """Its roofline lower bound."""
+    matmul_floor_us: float = 0.0
+    """The least time its matmuls could take under the division rules (``matmul_floor_ns``)."""
+    replicated_floor_us: float = 0.0
+    """The same with an operand several cores read allowed in each core's LX."""
 
 
 def variants(families: list[str], dtypes: list[str], every: bool = True) -> list[Any]:
@@ -119,9 +131,15 @@ def measure(model: Any, cores_list: list[int], tmp: Path) -> list[Row]:
         row = Row(model.name, cores, "match", folded_ops=folded.value.data if folded is not None else 0)
         try:
             start = time.perf_counter()
+            floors: list[tuple[float, float]] = []
             reports: list[CostReport] = []
-            compile_module(imported.clone(), out, CompileOptions(cores=cores), log=io.StringIO(),
-                           planned=lambda module: reports.append(cost_report(module)))
+
+            def planned(module: ModuleOp) -> None:
+                report, config = cost_report(module), target_config(module)
+                reports.append(report)
+                floors.append((matmul_floor_ns(report, config), matmul_floor_ns(report, config, replicated_in_lx=True)))
+
+            compile_module(imported.clone(), out, CompileOptions(cores=cores), log=io.StringIO(), planned=planned)
             row.compile_s = import_s + time.perf_counter() - start
             manifest = read_manifest(out)
             outputs, stats = run(out, manifest_inputs(program, inputs, manifest, model.name))
@@ -142,6 +160,7 @@ def measure(model: Any, cores_list: list[int], tmp: Path) -> list[Row]:
         row.hbm_read, row.hbm_written = stats.total("hbm_bytes_read"), stats.total("hbm_bytes_written")
         row.lx_peak = max(stats.lx_peak_per_core(), default=0)
         row.predicted_us, row.lower_bound_us = reports[0].total_ns / 1000, reports[0].lower_bound_ns / 1000
+        row.matmul_floor_us, row.replicated_floor_us = (ns / 1000 for ns in floors[0])
         rows.append(row)
     return rows
 
@@ -149,13 +168,15 @@ def measure(model: Any, cores_list: list[int], tmp: Path) -> list[Row]:
 def table(rows: list[Row]) -> str:
     """A Markdown table, one line per row."""
     head = ("model", "cores", "compile s", "folded", "executions", "match", "max abs err", "vs fp32",
-            "eager vs fp32", "HBM read", "HBM written", "LX peak", "predicted us", "pred / bound")
+            "eager vs fp32", "HBM read", "HBM written", "LX peak", "predicted us", "pred / bound",
+            "matmul floor / bound", "replicated floor / bound")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = (r.model, str(r.cores), f"{r.compile_s:.2f}", str(r.folded_ops), str(r.executions), r.status,
                  f"{r.max_abs_err:.3g}", f"{r.fp32_err:.3g}", f"{r.eager_fp32_err:.3g}", f"{r.hbm_read:,}",
                  f"{r.hbm_written:,}", f"{r.lx_peak:,}", f"{r.predicted_us:.1f}",
-                 f"{r.predicted_us / r.lower_bound_us:.2f}" if r.lower_bound_us else "-")
+                 *(f"{us / r.lower_bound_us:.2f}" if r.lower_bound_us else "-"
+                   for us in (r.predicted_us, r.matmul_floor_us, r.replicated_floor_us)))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

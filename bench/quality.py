@@ -17,7 +17,10 @@ attribute removed from every op of the imported module before compiling):
 * cores used per op (SDSC file): mean and minimum;
 * SDSC executions: ``sdsc_execute`` runs over the whole bundle;
 * the cost model's predicted device time and its ratio to the roofline lower
-  bound (``spyre_mlir.analysis.cost``).
+  bound (``spyre_mlir.analysis.cost``);
+* the matmul floor over that bound: the least time the program's matmuls alone
+  could take under the division rules
+  (``spyre_mlir.passes.work_division.matmul_floor_ns``).
 
 Target: the seed example (``add_mul_nested``) with hints moves at most 1.05x
 the minimum HBM traffic.
@@ -42,13 +45,14 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 
 from spyre_mlir.analysis.cost import CostReport, cost_report
-from spyre_mlir.dialects.spyre import ComputeOp
+from spyre_mlir.dialects.spyre import ComputeOp, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program, load_factory
 from spyre_mlir.importer.loader import manifest_inputs
 from spyre_mlir.interpreter import run
 from spyre_mlir.interpreter.stats import RunStats
 from spyre_mlir.manifest import Manifest, read_manifest
+from spyre_mlir.passes.work_division import matmul_floor_ns
 from spyre_mlir.pipeline import CompileOptions, compile_module
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -73,6 +77,8 @@ class Row:
     """The cost model's predicted device time of the plan (spyre_mlir.analysis.cost)."""
     lower_bound_us: float
     """Its roofline lower bound."""
+    matmul_floor_us: float
+    """The least time its matmuls could take under the division rules."""
 
     @property
     def bound_ratio(self) -> float:
@@ -119,17 +125,22 @@ def measure(example: str, variant: str, module: ModuleOp,
             program: tuple[torch.export.ExportedProgram, tuple[Any, ...]], cores: int, out: Path) -> Row:
     """Compile ``module`` (imported from the exported ``program`` with its inputs) on ``cores``
     into ``out``, run it, and collect the figures."""
-    reports: list[CostReport] = []
-    compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO(),
-                   planned=lambda planned_module: reports.append(cost_report(planned_module)))
+    reports: list[tuple[CostReport, float]] = []
+
+    def planned(planned_module: ModuleOp) -> None:
+        report = cost_report(planned_module)
+        reports.append((report, matmul_floor_ns(report, target_config(planned_module))))
+
+    compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO(), planned=planned)
     manifest = read_manifest(out)
     exported, inputs = program
     _, stats = run(out, manifest_inputs(exported, inputs, manifest, example))
-    return row_of(example, variant, manifest, stats, reports[0])
+    return row_of(example, variant, manifest, stats, *reports[0])
 
 
-def row_of(example: str, variant: str, manifest: Manifest, stats: RunStats, report: CostReport) -> Row:
-    """The figures of one run and the prediction for its plan."""
+def row_of(example: str, variant: str, manifest: Manifest, stats: RunStats, report: CostReport,
+           floor_ns: float) -> Row:
+    """The figures of one run, the prediction for its plan and its matmul floor."""
     cores = [op.cores_used for op in stats.ops]
     return Row(example=example, variant=variant,
                hbm_bytes=stats.total("hbm_bytes_read") + stats.total("hbm_bytes_written"),
@@ -138,16 +149,17 @@ def row_of(example: str, variant: str, manifest: Manifest, stats: RunStats, repo
                lx_usable_bytes=SpyreConfig().usable_lx_bytes,
                cores_mean=statistics.fmean(cores), cores_min=min(cores),
                sdsc_executions=stats.total("executions"), predicted_us=report.total_ns / 1000,
-               lower_bound_us=report.lower_bound_ns / 1000)
+               lower_bound_us=report.lower_bound_ns / 1000, matmul_floor_us=floor_ns / 1000)
 
 
 def table(rows: list[Row]) -> str:
     """A fixed-width text table, one line per row."""
     head = ("example", "variant", "HBM bytes", "min bytes", "HBM/min", "LX peak", "LX/usable",
-            "cores mean", "cores min", "SDSC runs", "predicted us", "pred / bound")
+            "cores mean", "cores min", "SDSC runs", "predicted us", "pred / bound", "matmul floor / bound")
     cells = [head] + [(r.example, r.variant, f"{r.hbm_bytes:,}", f"{r.hbm_min_bytes:,}", f"{r.hbm_ratio:.3f}",
                        f"{r.lx_peak_bytes:,}", f"{r.lx_fraction:.3f}", f"{r.cores_mean:.1f}", str(r.cores_min),
-                       str(r.sdsc_executions), f"{r.predicted_us:.1f}", f"{r.bound_ratio:.2f}") for r in rows]
+                       str(r.sdsc_executions), f"{r.predicted_us:.1f}", f"{r.bound_ratio:.2f}",
+                       f"{r.matmul_floor_us / r.lower_bound_us:.2f}") for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
                      for row in cells)

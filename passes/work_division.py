@@ -77,7 +77,8 @@ whole sticks, so the last core's padded entries stay inside it).  Few entries
 leave cores idle: correct-but-serial beats wrong.
 
 The model these steps price (pieces, spans, the core -> slice mapping) is
-:mod:`spyre_mlir.analysis.work`.
+:mod:`spyre_mlir.analysis.work`.  :func:`matmul_floor_ns` says how fast these
+rules could make a planned program's matmuls at best (``bench/``).
 """
 
 from __future__ import annotations
@@ -92,13 +93,14 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.cost import division_traffic, kernel_ns, spill_factor
+from spyre_mlir.analysis.cost import CostReport, division_traffic, kernel_ns, spill_factor
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
-from spyre_mlir.analysis.work import PieceSpace, WorkProblem, divisors, reduce_spans, reductions_split
+from spyre_mlir.analysis.work import PieceSpace, WorkProblem, divisors, reduce_spans, reductions_split, work_problem
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config
 from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.opfuncs import OpKind
 
 Dim = TypeVar("Dim")
 
@@ -469,6 +471,34 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
         op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
         for value in plan.tensors(op):
             plan.hold(value)
+
+
+def matmul_floor_ns(report: CostReport, config: SpyreConfig, replicated_in_lx: bool = False) -> float:
+    """The least predicted time of the matmuls of a planned program (``report``, on ``config``'s
+    cores): each as often as it runs, at its cheapest legal split (hints aside), every tensor in
+    LX but those that cannot be there under that split: a value no compute op writes (a graph
+    input), a result something other than a compute op reads (a graph output), the result of a
+    split reduction (partial sums combine in HBM) and, unless
+    ``replicated_in_lx``, an operand several cores read the same slice of (a core's LX holds only
+    what that core wrote).  How far a plan is from its roofline bound because of the division rules
+    alone (``bench/models.py``)."""
+    total = 0.0
+    for cost in report.ops:
+        if cost.op.op_func().kind is not OpKind.MATMUL:
+            continue
+        problem = work_problem(cost.op)
+        output = any(not isinstance(use.operation, ComputeOp) for use in cost.op.result.uses)
+        best = math.inf
+        for splits in legal_splits(problem, problem.space, config, {}):
+            cores = math.prod(splits)
+            memories = [Memory.LX if isinstance(v, OpResult) and isinstance(v.op, ComputeOp) and (
+                replicated_in_lx or math.prod(s for d, s in enumerate(splits) if d in t.used_dims) == cores)
+                else Memory.HBM for v, t in zip(cost.op.inputs, problem.tensors)]
+            split_reduction = any(splits[d] > 1 for d in problem.reduction_dims)
+            memories.append(Memory.HBM if output or split_reduction else Memory.LX)
+            best = min(best, kernel_ns(division_traffic(problem, splits, memories), cores))
+        total += cost.runs * best
+    return total
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from xdsl.utils.test_value import create_ssa_value
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.analysis.cost import (
     SPYRE_FACTS,
+    CostReport,
     OpCost,
     Traffic,
+    cost_report,
     division_traffic,
     kernel_ns,
     memory_ns,
@@ -30,7 +32,8 @@ from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context, parse_module
-from spyre_mlir.passes.work_division import DivisionPlan, divide_work, hbm_price, plan_work, refine
+from spyre_mlir.passes.work_division import (DivisionPlan, divide_work, hbm_price, matmul_floor_ns, plan_work,
+                                               refine)
 from spyre_mlir.pipeline import compile_stages
 
 from e2e_support import EXAMPLES, ROOT, ImportedPrograms
@@ -349,6 +352,39 @@ def test_refinement_never_raises_the_division_price(name: str) -> None:
     refine(plan, divisions)
     after = sum(plan.price(op, {}) for op in divisions)
     assert after <= before * (1 + 1e-9), (before, after)
+
+
+def _projection(cores: int) -> CostReport:
+    """exp of an input, projected by a weight input, exp again: planned on ``cores`` cores."""
+    text = """
+    func.func @f(%x: tensor<256x1024xf16>, %w: tensor<1024x1024xf16>) -> tensor<256x1024xf16> {
+      %a = spyre.pointwise "exp" (%x) : (tensor<256x1024xf16>) -> tensor<256x1024xf16>
+      %y = spyre.matmul (%a, %w) : (tensor<256x1024xf16>, tensor<1024x1024xf16>) -> tensor<256x1024xf16>
+      %z = spyre.pointwise "exp" (%y) : (tensor<256x1024xf16>) -> tensor<256x1024xf16>
+      func.return %z : tensor<256x1024xf16>
+    }
+    """
+    module, _ = planned(parse_module(make_context(), text, "f.mlir"), cores)
+    return cost_report(module)
+
+
+def test_the_matmul_floor_of_one_core_is_its_compute_by_hand() -> None:
+    """On one core the only split is none: 256 * 1024 * 1024 MACs at 1,140 per ns, against 2.5 MiB
+    of operands at 150 bytes per ns (the result stays in LX for its reader)."""
+    report = _projection(1)
+    expected = 256 * 1024 * 1024 / 1140
+    assert matmul_floor_ns(report, SpyreConfig(cores=1)) == pytest.approx(expected)
+    assert (1024 * 1024 + 256 * 1024) * 2 / 150 < expected
+
+
+def test_the_matmul_floor_bounds_the_plan_and_replication_lowers_it() -> None:
+    """On 32 cores the planned matmul costs at least its floor; letting every core hold the whole
+    left-hand input in LX (it is computed, not a graph input) lowers the floor further."""
+    report = _projection(32)
+    (matmul,) = [c for c in report.ops if isinstance(c.op, MatmulOp)]
+    floor = matmul_floor_ns(report, SpyreConfig(cores=32))
+    replicated = matmul_floor_ns(report, SpyreConfig(cores=32), replicated_in_lx=True)
+    assert replicated < floor <= matmul.ns * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("trips, spills", [(1, False), (2, True)])
