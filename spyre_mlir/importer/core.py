@@ -239,13 +239,30 @@ class NodeEmitter:
 
     def pointwise(self, op_func: str, operands: Sequence[Value], consts: Mapping[str, Scalar] | None = None,
                   elem: Attribute | None = None) -> Value:
-        """An elementwise op; operands are cast to ``elem`` (default: the node's)."""
+        """An elementwise op; operands are cast to ``elem`` (default: the node's), and a
+        ``spyre.fill`` the others broadcast to the result's shape is read as one element
+        (:meth:`narrow_fills`)."""
         if elem is None:
             elem = self.out_elem(operands[0] if operands else None)
         operands = [self.cast(v, elem) for v in operands]
         shape = broadcast_shape([shape_of(v) for v in operands])
+        operands = self.narrow_fills(operands, shape)
         return self._add(PointwiseOp(op_func, operands, tensor_type(elem, shape),
                                      {k: float(c) for k, c in (consts or {}).items()}))
+
+    def narrow_fills(self, operands: Sequence[Value], shape: Sequence[int]) -> list[Value]:
+        """``operands`` with each ``spyre.fill`` (a splat constant, such as a ``zeros_like`` folded
+        at compile time) of more than one element made a fill of one element, where the other
+        operands still broadcast to ``shape``: the op reads the value through broadcasting, not a
+        tensor of copies from HBM."""
+        narrowed = list(operands)
+        for i, v in enumerate(narrowed):
+            if not isinstance(v.owner, FillOp) or all(n == 1 for n in shape_of(v)):
+                continue
+            ones = (1,) * len(shape_of(v))
+            if broadcast_shape([*(shape_of(w) for w in narrowed[:i] + narrowed[i + 1:]), ones]) == tuple(shape):
+                narrowed[i] = self.fill(v.owner.fill_value(), ones, elem_of(v))
+        return narrowed
 
     def binary(self, op_func: str, x: Value | Scalar, y: Value | Scalar,
                elem: Attribute | None = None, extra: Mapping[str, Scalar] | None = None) -> Value:

@@ -73,6 +73,17 @@ def splat(x):
     return x + torch.full((64, 128), 2.0, dtype=x.dtype) * 3.0
 
 
+def zeros_guard(x):
+    """A zeros tensor the other operands broadcast to the result's shape (sdpa's guard of fully
+    masked rows): read as one element."""
+    return torch.where(x > 0, x, torch.zeros(64, 128, dtype=x.dtype)) * 2
+
+
+def splat_widens(x):
+    """A fill that gives the result its rows: it stays the result's shape."""
+    return torch.where(x > 0, torch.full((64, 128), 0.5, dtype=x.dtype), x)
+
+
 PROGRAMS = {
     "causal_64_fp16": lambda: (causal_scores, (torch.randn(1, 64, 64, dtype=torch.float16) / 8,)),
     "causal_100_fp32": lambda: (causal_scores, (torch.randn(1, 100, 64) / 8,)),
@@ -81,6 +92,8 @@ PROGRAMS = {
     "bool_buffer": lambda: (BoolBufferMask(64), (torch.randn(64, 64),)),
     "parameter": lambda: (ScaledByParameter().to(torch.float16), (torch.randn(64, 128, dtype=torch.float16),)),
     "splat": lambda: (splat, (torch.randn(64, 128, dtype=torch.float16),)),
+    "zeros_guard": lambda: (zeros_guard, (torch.randn(64, 128, dtype=torch.float16),)),
+    "splat_widens": lambda: (splat_widens, (torch.randn(128, dtype=torch.float16),)),
 }
 
 imported = ImportedPrograms(PROGRAMS)
@@ -97,7 +110,7 @@ def _arg_roles(name: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", ["causal_64_fp16", "causal_100_fp32", "rotary_fp16", "rotary_bf16",
-                                  "bool_buffer", "parameter", "splat"])
+                                  "bool_buffer", "parameter", "splat", "zeros_guard", "splat_widens"])
 @pytest.mark.parametrize("cores", [1, 4, 32])
 def test_matches_eager(name, cores, tmp_path):
     compile_and_check(name, cores, tmp_path / "out", imported)
@@ -142,6 +155,14 @@ def test_one_value_everywhere_is_a_fill():
     fills = [op.fill_value() for op in f.walk() if isinstance(op, FillOp)]
     assert fills == [6.0]
     assert f.attributes["spyre.folded_ops"].value.data == 2  # the full and the mul, one fill
+
+
+@pytest.mark.parametrize("name, shape", [("splat", (1, 1)), ("zeros_guard", (1, 1)), ("splat_widens", (64, 128))])
+def test_a_fill_the_other_operands_broadcast_is_one_element(name, shape):
+    """A fill whose shape the other operands of its pointwise reader already give is read as one
+    element through broadcasting: nothing stages a tensor of copies in HBM."""
+    fills = [op for op in _func(name).walk() if isinstance(op, FillOp)]
+    assert [tuple(op.result.type.get_shape()) for op in fills] == [shape]
 
 
 @pytest.mark.parametrize("dtype,values", [
