@@ -66,6 +66,10 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    lifetime (their shares added up within :data:`PACKED_LX` of the usable LX):
    more would crowd out values memory planning places there.  Ops none of whose
    tensors may live in LX keep their split (their neighbours do not depend on it).
+   An op may also move together with a producer only it reads, over the same
+   iteration space (:func:`_partner`), to any split both may take: moved one at
+   a time, the first of the two to move would send their value through HBM
+   and never pay (SwiGLU's silu and mul following the down projection's K split).
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -467,10 +471,41 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
         return  # one core, or no choice that moves a tensor in or out of LX
     plan.track_pressure(list(divisions))
     for op in reversed(revisited):
-        plan.splits[op] = cheapest(divisions[op].candidates, plan.local_price(op), plan.splits[op])
-        op.core_splits = DenseArrayBase.from_list(i64, list(plan.splits[op]))
-        for value in plan.tensors(op):
-            plan.hold(value)
+        partner = _partner(op, divisions)
+        candidates = divisions[op].candidates
+        if partner is None:
+            chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
+        else:
+            around = list(dict.fromkeys((*plan.neighbours(op), *plan.neighbours(partner))))
+
+            def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
+                return sum(plan.price(other, trial) for other in around)
+
+            chosen = {op: cheapest(candidates, lambda splits: price({op: splits}), plan.splits[op])}
+            for splits in candidates:
+                together = {op: splits, partner: splits}
+                if splits in divisions[partner].candidates and price(together) < price(chosen) * (1 - _TIE):
+                    chosen = together
+        for moved, splits in chosen.items():
+            plan.splits[moved] = splits
+            moved.core_splits = DenseArrayBase.from_list(i64, list(splits))
+            for value in plan.tensors(moved):
+                plan.hold(value)
+
+
+def _partner(op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> ComputeOp | None:
+    """The producer that step 5 may move together with ``op``: the first whose result only ``op``
+    reads, over ``op``'s iteration space, read through the map it is written by, with a choice of
+    splits (SwiGLU's silu, read by the mul of its gate with the up projection).  Moved alone,
+    either would leave their value in HBM for as long as the other has not followed."""
+    for index, value in enumerate(op.inputs):
+        writer = value.op if isinstance(value, OpResult) else None
+        if (writer in divisions and len(divisions[writer].candidates) > 1 and writer is not op
+                and all(use.operation is op for use in value.uses)
+                and writer.get_iteration_space() == op.get_iteration_space()
+                and writer.get_indexing_maps()[-1] == op.get_indexing_maps()[index]):
+            return writer
+    return None
 
 
 def matmul_floor_ns(report: CostReport, config: SpyreConfig, replicated_in_lx: bool = False) -> float:

@@ -34,3 +34,25 @@ func.func @two_readers_disagree(%x: tensor<256x1024xf16>, %s: tensor<256x1024xf1
   %e = spyre.pointwise "exp" (%y) : (tensor<256x1024xf16>) -> tensor<256x1024xf16>
   func.return %c, %e : tensor<256x1024xf16>, tensor<256x1024xf16>
 }
+
+// -----
+
+// SwiGLU: the down projection splits K 32 ways.  The mul can give it its K
+// slice in LX only if the silu it reads follows, and moved alone either one
+// would send their value through HBM instead: step 5 moves the mul and the silu
+// together, by columns, so both values stay in LX.
+// CHECK-LABEL: func.func @swiglu
+// CHECK:         spyre.pointwise "silu" (%{{.*}}) {core_splits = array<i64: 1, 32>}
+// CHECK-NEXT:    spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32>}
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 32>}
+// PLACED-LABEL: func.func @swiglu
+// PLACED:         spyre.pointwise "silu"{{.*}}placement = #spyre.placement<lx
+// PLACED-NEXT:    spyre.pointwise "mul"{{.*}}placement = #spyre.placement<lx
+func.func @swiglu(%x: tensor<256x1024xf16>, %wg: tensor<1024x2048xf16>, %wu: tensor<1024x2048xf16>, %wd: tensor<2048x1024xf16>) -> tensor<256x1024xf16> {
+  %g = spyre.matmul (%x, %wg) : (tensor<256x1024xf16>, tensor<1024x2048xf16>) -> tensor<256x2048xf16>
+  %u = spyre.matmul (%x, %wu) : (tensor<256x1024xf16>, tensor<1024x2048xf16>) -> tensor<256x2048xf16>
+  %s = spyre.pointwise "silu" (%g) : (tensor<256x2048xf16>) -> tensor<256x2048xf16>
+  %m = spyre.pointwise "mul" (%s, %u) : (tensor<256x2048xf16>, tensor<256x2048xf16>) -> tensor<256x2048xf16>
+  %y = spyre.matmul (%m, %wd) : (tensor<256x2048xf16>, tensor<2048x1024xf16>) -> tensor<256x1024xf16>
+  func.return %y : tensor<256x1024xf16>
+}
