@@ -348,6 +348,14 @@ class DivisionPlan:
         self._held: dict[SSAValue, int] = {}
         self._resident: set[SSAValue] = set()
         self._lifetimes: dict[SSAValue, range] = {}
+        self._settled: dict[SSAValue, Memory] = {}
+
+    def decide(self, op: ComputeOp, splits: tuple[int, ...]) -> None:
+        """Give ``op`` ``splits``: record them and write them as its ``core_splits``."""
+        self.splits[op] = splits
+        op.core_splits = DenseArrayBase.from_list(i64, list(splits))
+        for value in self.tensors(op):
+            self._settled.pop(value, None)
 
     def track_pressure(self, ops: Sequence[ComputeOp]) -> None:
         """From now on, count a value not in LX under the splits decided so far as living in LX only
@@ -358,6 +366,7 @@ class DivisionPlan:
         self._lifetimes = {}
         self._pressure = [0] * len(ops)
         self._held = {}
+        self._settled = {}
         for op in ops:
             self.hold(op.result)
 
@@ -368,6 +377,8 @@ class DivisionPlan:
         new = self.share(value, {}) if self.memory(value, {}) is Memory.LX else 0
         if new:
             self._held[value] = new
+        if new != old:
+            self._settled = {}
         for i in self._lifetime(value):
             self._pressure[i] += new - old
 
@@ -411,12 +422,20 @@ class DivisionPlan:
         others = max((self._pressure[i] for i in self._lifetime(value)), default=0) - self._held.get(value, 0)
         return Memory.LX if others + share <= PACKED_LX * self.config.usable_lx_bytes else Memory.HBM
 
+    def _settled_memory(self, value: SSAValue) -> Memory:
+        """Where ``value`` lives under the splits decided so far: no trial moves it unless its op is
+        in the trial (kept until a decision or the pressure changes it)."""
+        if value not in self._settled:
+            self._settled[value] = self.memory(value, {})
+        return self._settled[value]
+
     def price(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         """Predicted ns of one execution of ``op`` when the ops of ``trial`` take its splits (``op``
         among them or decided).  In a coarse-tiling loop of more than one iteration, a working set
         beyond the practical LX spills (:func:`spill_factor`)."""
         splits = trial.get(op) or self.splits[op]
-        memories = tuple(self.memory(v, trial) for v in self.tensors(op))
+        moved = {v for other in trial for v in self.tensors(other)}
+        memories = tuple(self.memory(v, trial) if v in moved else self._settled_memory(v) for v in self.tensors(op))
         key = (op, splits, memories)
         if key not in self._prices:
             problem = self.problem(op)
@@ -455,8 +474,7 @@ def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = 
                                      and v.op.get_core_splits() is not None})
     division = plan_work(plan.problem(op), config, _hint_requests(op), anchor=op,
                          price=lambda splits: plan.price(op, {op: splits}))
-    plan.splits[op] = division.splits
-    op.core_splits = DenseArrayBase.from_list(i64, list(division.splits))
+    plan.decide(op, division.splits)
     return division
 
 
@@ -471,26 +489,34 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
         return  # one core, or no choice that moves a tensor in or out of LX
     plan.track_pressure(list(divisions))
     for op in reversed(revisited):
-        partner = _partner(op, divisions)
         candidates = divisions[op].candidates
-        if partner is None:
-            chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
-        else:
-            around = list(dict.fromkeys((*plan.neighbours(op), *plan.neighbours(partner))))
-
-            def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
-                return sum(plan.price(other, trial) for other in around)
-
-            chosen = {op: cheapest(candidates, lambda splits: price({op: splits}), plan.splits[op])}
-            for splits in candidates:
-                together = {op: splits, partner: splits}
-                if splits in divisions[partner].candidates and price(together) < price(chosen) * (1 - _TIE):
-                    chosen = together
+        chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
+        partner = _partner(op, divisions)
+        if partner is not None:
+            chosen = _with_partner(plan, chosen, partner, [s for s in candidates if s in divisions[partner].candidates
+                                                           and s != plan.splits[partner]])
         for moved, splits in chosen.items():
-            plan.splits[moved] = splits
-            moved.core_splits = DenseArrayBase.from_list(i64, list(splits))
+            plan.decide(moved, splits)
             for value in plan.tensors(moved):
                 plan.hold(value)
+
+
+def _with_partner(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]], partner: ComputeOp,
+                  shared: Sequence[tuple[int, ...]]) -> dict[ComputeOp, tuple[int, ...]]:
+    """``chosen`` (one op's split), or the split of ``shared`` that the op and ``partner`` together
+    make cheapest if that beats it beyond a tie, priced over both ops' neighbours."""
+    (op,) = chosen
+    around = list(dict.fromkeys((*plan.neighbours(op), *plan.neighbours(partner))))
+
+    def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
+        return sum(plan.price(other, trial) for other in around)
+
+    best = price(chosen)
+    for splits in shared:
+        together = {op: splits, partner: splits}
+        if (ns := price(together)) < best * (1 - _TIE):
+            chosen, best = together, ns
+    return chosen
 
 
 def _partner(op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> ComputeOp | None:
