@@ -526,7 +526,7 @@ def _partner(op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> Comp
     either would leave their value in HBM for as long as the other has not followed."""
     for index, value in enumerate(op.inputs):
         writer = value.op if isinstance(value, OpResult) else None
-        if (writer in divisions and len(divisions[writer].candidates) > 1 and writer is not op
+        if (writer in divisions and len(divisions[writer].candidates) > 1
                 and all(use.operation is op for use in value.uses)
                 and writer.get_iteration_space() == op.get_iteration_space()
                 and writer.get_indexing_maps()[-1] == op.get_indexing_maps()[index]):
@@ -539,10 +539,9 @@ def matmul_floor_ns(report: CostReport, config: SpyreConfig, replicated_in_lx: b
     cores): each as often as it runs, at its cheapest legal split (hints aside), every tensor in
     LX but those that cannot be there under that split: a value no compute op writes (a graph
     input), a result something other than a compute op reads (a graph output), the result of a
-    split reduction (partial sums combine in HBM) and, unless
-    ``replicated_in_lx``, an operand several cores read the same slice of (a core's LX holds only
-    what that core wrote).  How far a plan is from its roofline bound because of the division rules
-    alone (``bench/models.py``)."""
+    split reduction (partial sums combine in HBM) and, unless ``replicated_in_lx``, an operand
+    several cores read the same slice of (a core's LX holds only what that core wrote).  It says
+    how far from its roofline bound the division rules alone keep a plan (``bench/``)."""
     total = 0.0
     for cost in report.ops:
         if cost.op.op_func().kind is not OpKind.MATMUL:
