@@ -19,8 +19,9 @@ After ``spyre-stage-layouts``::
       %v = spyre.view (%w) ...
 
 A function argument is staged in the layout of its restickify when its role is
-``parameter`` or ``buffer`` (weights and constants the runtime stages once and
-reuses; with ``stage-inputs``, user inputs too), and that restickify, a plain
+``parameter``, ``buffer`` or ``constant`` (weights, and the values compile-time
+evaluation computed, that the runtime stages once and reuses; with
+``stage-inputs``, user inputs too), and that restickify, a plain
 one (no explicit maps), is its only use.  Its type then carries the
 restickify's layout, padding included (staging writes zeros there), the manifest
 tells the runtime to stage it that way, and the copy is gone from every run.
@@ -43,8 +44,9 @@ from spyre_mlir.analysis.kernel_args import argument_role_and_name
 from spyre_mlir.diagnostics import describe_argument, emit_warning
 from spyre_mlir.dialects.spyre import RestickifyOp, tensor_layout
 
-STAGED_ROLES = ("parameter", "buffer")
-"""Roles of the arguments staged in their readers' layout by default."""
+STAGED_ROLES = ("parameter", "buffer", "constant")
+"""Roles of the arguments staged in their readers' layout by default: what the runtime stages once
+(a constant from the data the output directory stores)."""
 
 
 def stage_layouts(body: func.FuncOp, stage_inputs: bool = False) -> list[BlockArgument]:
@@ -100,8 +102,8 @@ def _chain_end(copy: RestickifyOp) -> RestickifyOp:
 
 @dataclass(frozen=True)
 class StageLayoutsPass(ModulePass):
-    """Stage parameters (and, with ``stage_inputs``, user inputs) in the layout their one
-    restickify wants instead of copying them on every run."""
+    """Stage parameters and compile-time constants (and, with ``stage_inputs``, user inputs) in the
+    layout their one restickify wants instead of copying them on every run."""
 
     name = "spyre-stage-layouts"
 

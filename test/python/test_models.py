@@ -13,9 +13,12 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import sys
+import warnings
 
 import pytest
 import torch
+
+from spyre_mlir.manifest import read_manifest
 
 from e2e_support import ROOT, ImportedPrograms, compile_and_check
 
@@ -66,3 +69,21 @@ def test_masks_positions_and_rotary_tables_are_folded(family):
     assert func.attributes["spyre.folded_ops"].value.data > 0
     roles = [a.data["spyre.role"].data for a in func.arg_attrs.data]
     assert roles.count("input") == 1  # the ids; position and token-type buffers are folded
+
+
+NARROW_HEADS = models.with_size(Model("llama", attention="sdpa"), heads=4)
+narrow_heads = ImportedPrograms({NARROW_HEADS.name: lambda: models.build(NARROW_HEADS)})
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("cores", CORES)
+def test_rotary_tables_read_in_another_layout_are_staged_in_it(cores, tmp_path):
+    """Heads of 32 (half a float16 stick): the rotary tables compile-time evaluation made are read
+    sticked on another dim.  The runtime stages them that way (the manifest says so) instead of a
+    copy on every run, and no warning asks the user to stage what only the compiler makes."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compile_and_check(NARROW_HEADS.name, cores, tmp_path / "out", narrow_heads)
+    assert not [w for w in caught if "stage it that way" in str(w.message)]
+    constants = [a for a in read_manifest(tmp_path / "out").args if a.role == "constant" and a.data is not None]
+    assert any(a.layout.dim_order != tuple(sorted(a.layout.dim_order)) for a in constants)

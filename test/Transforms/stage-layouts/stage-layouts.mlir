@@ -73,3 +73,19 @@ func.func @padded_k(%a: tensor<32x100xf16> {spyre.name = "a", spyre.role = "inpu
   %c = spyre.matmul (%a, %b) : (tensor<32x100xf16>, tensor<100x150xf16>) -> tensor<32x150xf16>
   func.return %c : tensor<32x150xf16>
 }
+
+// -----
+
+// A table compile-time evaluation made (role constant, the runtime stages it
+// from the output directory) read transposed: staged like a parameter, without
+// a warning, since nobody but the compiler could stage it otherwise.
+// CHECK-LABEL: func.func @transposed_constant
+// CHECK-SAME:    %[[T:[a-z0-9]+]]: tensor<128x256xf16, #spyre.layout<device_size = [2, 256, 64], dim_order = [1, 0], format = "SEN169_FP16">> {spyre.name = "const_table", spyre.role = "constant"}
+// CHECK-NOT:     spyre.restickify
+// CHECK:         spyre.view %[[T]] affine_map<(d0, d1) -> (d1, d0)>
+func.func @transposed_constant(%x: tensor<32x256xf16> {spyre.name = "x", spyre.role = "input"},
+                               %t: tensor<128x256xf16> {spyre.name = "const_table", spyre.role = "constant"}) -> tensor<32x128xf16> {
+  %tt = spyre.view %t affine_map<(d0, d1) -> (d1, d0)> : tensor<128x256xf16> -> tensor<256x128xf16>
+  %y = spyre.matmul (%x, %tt) : (tensor<32x256xf16>, tensor<256x128xf16>) -> tensor<32x128xf16>
+  func.return %y : tensor<32x128xf16>
+}
