@@ -35,7 +35,6 @@ SplitsOf = Callable[[ComputeOp], "tuple[int, ...] | None"]
 """An op's split (``core_splits``), or None for an op not divided yet."""
 
 
-
 def may_write_lx(writer: ComputeOp) -> bool:
     """True when ``writer`` may leave its result in LX under some split: it moves no data HBM to
     HBM.  Under a split, it must also split no reduction dim (:meth:`LxShares.share`)."""
@@ -131,7 +130,8 @@ class LxShares:
         self._read_own: dict[tuple[ComputeOp, int, tuple[int, ...], tuple[int, ...]], bool] = {}
 
     def problem(self, op: ComputeOp) -> WorkProblem:
-        """``op``'s :func:`work_problem`."""
+        """``op``'s :func:`work_problem`, kept per op: the ops stay as they are, so a pricing loop
+        need not look the problem up by signature again."""
         if op not in self._problems:
             self._problems[op] = work_problem(op)
         return self._problems[op]
