@@ -83,7 +83,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir import opfuncs
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import SpyreConfig, data_format
+from spyre_mlir.hardware import FORMAT_BYTES, SpyreConfig, data_format
 from spyre_mlir.layout import ABSENT, StickLayout, stick_layout
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
@@ -203,7 +203,7 @@ class LayoutAttr(ParametrizedAttribute):
             raise VerifyException(
                 f"#spyre.layout: dim_order must be a permutation of 0..{len(self.order) - 1}, "
                 f"got {list(self.order)}")
-        formats = ("SEN169_FP16", "IEEE_FP32", "SENINT8", "IEEE_INT32")
+        formats = tuple(FORMAT_BYTES)
         if self.data_format.data not in formats:
             raise VerifyException(
                 f"#spyre.layout: unknown data format '{self.data_format.data}', "

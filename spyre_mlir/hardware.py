@@ -24,23 +24,26 @@ from spyre_mlir.diagnostics import SpyreError
 
 DATA_FORMATS: dict[str, str] = {
     "float16": "SEN169_FP16",
-    "bfloat16": "SEN169_FP16",
+    "bfloat16": "SEN169_BFP16",
     "float32": "IEEE_FP32",
     "int8": "SENINT8",
     "int32": "IEEE_INT32",
 }
 """Device data format of each canonical dtype (int32 holds the indices of indirect access)."""
 
-FORMAT_BYTES: dict[str, int] = {"SEN169_FP16": 2, "IEEE_FP32": 4, "SENINT8": 1, "IEEE_INT32": 4}
+FORMAT_BYTES: dict[str, int] = {"SEN169_FP16": 2, "SEN169_BFP16": 2, "IEEE_FP32": 4, "SENINT8": 1, "IEEE_INT32": 4}
 """Bytes per element of each device data format."""
 
 FORMAT_NUMPY_DTYPES: dict[str, np.dtype] = {
     "SEN169_FP16": np.dtype(np.float16),
+    "SEN169_BFP16": np.dtype(np.uint16),
     "IEEE_FP32": np.dtype(np.float32),
     "SENINT8": np.dtype(np.int8),
     "IEEE_INT32": np.dtype(np.int32),
 }
-"""The numpy dtype that holds device data of each format (SEN169_FP16 as IEEE fp16)."""
+"""The numpy dtype that holds device data of each format: SEN169_FP16 as IEEE fp16, SEN169_BFP16
+(bfloat16, which numpy lacks) as its 16-bit patterns, the upper half of a float32's
+(:func:`to_bfloat16_bits`, :func:`from_bfloat16_bits`)."""
 
 _DTYPE_ALIASES: dict[str, str] = {
     "float16": "float16",
@@ -101,7 +104,8 @@ def canonical_dtype(dtype: Any) -> str:
 
 
 def data_format(dtype: Any) -> str:
-    """The device data format ('SEN169_FP16', 'IEEE_FP32', 'SENINT8' or 'IEEE_INT32') of ``dtype``."""
+    """The device data format ('SEN169_FP16', 'SEN169_BFP16', 'IEEE_FP32', 'SENINT8' or 'IEEE_INT32')
+    of ``dtype``."""
     return DATA_FORMATS[canonical_dtype(dtype)]
 
 
@@ -111,8 +115,38 @@ def element_bytes(dtype: Any) -> int:
 
 
 def device_numpy_dtype(dtype: Any) -> np.dtype:
-    """The numpy dtype that holds device data of ``dtype`` (bfloat16 is held as float16)."""
+    """The numpy dtype that holds device data of ``dtype`` (bfloat16 as its bit patterns, uint16)."""
     return FORMAT_NUMPY_DTYPES[data_format(dtype)]
+
+
+def to_bfloat16_bits(values: Any) -> np.ndarray:
+    """The bfloat16 bit patterns (uint16) of ``values`` rounded to nearest even, as torch's
+    ``.to(torch.bfloat16)``: past the largest bfloat16 is infinity, a NaN stays a (quiet) NaN."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + (0x7FFF + (bits >> 16 & 1))) >> 16
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, bits >> 16 | 0x40, rounded).astype(np.uint16)
+
+
+def from_bfloat16_bits(bits: np.ndarray) -> np.ndarray:
+    """The float32 values (exact) of bfloat16 bit patterns, as a new C-contiguous array."""
+    return (bits.astype(np.uint32, order="C") << 16).view(np.float32)
+
+
+def device_values(host: np.ndarray, dtype: Any) -> np.ndarray:
+    """``host`` converted to the numpy dtype that holds device data of ``dtype`` (floats rounded
+    to nearest even, bfloat16 to its bit patterns)."""
+    if data_format(dtype) == "SEN169_BFP16":
+        return to_bfloat16_bits(host)
+    return host.astype(device_numpy_dtype(dtype))
+
+
+def host_values(device: np.ndarray, dtype: Any) -> np.ndarray:
+    """Device data of ``dtype`` as host values (the inverse of :func:`device_values`): bfloat16's
+    bit patterns as their float32 values, any other dtype as it is."""
+    if data_format(dtype) == "SEN169_BFP16":
+        return from_bfloat16_bits(device)
+    return device
 
 
 def encode_scalar(value: float, data_format: str) -> int:
@@ -125,10 +159,13 @@ def encode_scalar(value: float, data_format: str) -> int:
     exponent field 0 is a normal number, and the all-ones magnitude is the one NaN-or-infinity
     pattern.  torch-spyre's constants show the format: 1/1024 is 10752, 1e-5 is 7327 (IEEE
     binary16 would be 5120 and 168).  A value it cannot hold (inf, nan, 2**33 and beyond) is a
-    :class:`SpyreError`; IEEE_FP32 takes any float, SENINT8 an integer.
+    :class:`SpyreError`; IEEE_FP32 takes any float, SEN169_BFP16 (bfloat16) any float rounded to
+    nearest even, SENINT8 an integer.
     """
     if data_format == "IEEE_FP32":
         return int(np.array(value, dtype=np.float32).view(np.uint32))
+    if data_format == "SEN169_BFP16":
+        return int(to_bfloat16_bits(value))
     if data_format == "SENINT8":
         return int(value) & 0xFF
     bits = int(np.array(value, dtype=np.float32).view(np.uint32))
@@ -154,6 +191,8 @@ def decode_scalar(bits: int, data_format: str) -> float:
         return float(np.array(bits & 0xFFFFFFFF, np.uint32).view(np.float32))
     if data_format == "SENINT8":
         return float(np.array(bits & 0xFF, np.uint8).view(np.int8))
+    if data_format == "SEN169_BFP16":
+        return float(from_bfloat16_bits(np.array(bits & 0xFFFF, np.uint16)))
     magnitude = bits & 0x7FFF
     if magnitude == _DLFLOAT_NINF:
         return float("nan")

@@ -33,7 +33,8 @@ from spyre_mlir.hardware import (
     SpyreConfig,
     canonical_dtype,
     data_format,
-    device_numpy_dtype,
+    device_values,
+    host_values,
     element_bytes,
 )
 
@@ -210,7 +211,7 @@ def to_device(array: Any, layout: StickLayout) -> np.ndarray:
             f"host array has shape {list(host.shape)}, the layout expects {list(layout.host_shape)}"
         )
     shape, stick = _sticked_shape(layout)
-    host = host.astype(device_numpy_dtype(layout.dtype)).reshape(shape)
+    host = device_values(host, layout.dtype).reshape(shape)
     padding = [(0, padded - size) for size, padded in zip(shape, _padded_shape(layout))]
     split = np.pad(host, padding).reshape(_split_shape(layout))
     return np.ascontiguousarray(split.transpose(_device_axes(layout)))
@@ -219,7 +220,8 @@ def to_device(array: Any, layout: StickLayout) -> np.ndarray:
 def from_device(device_array: Any, layout: StickLayout) -> np.ndarray:
     """The host form of a device array (the inverse of :func:`to_device`), padding dropped.
 
-    The result has shape ``host_shape`` and keeps the device array's dtype.
+    The result has shape ``host_shape`` and the device array's dtype (bfloat16's bit patterns
+    become their float32 values).
     """
     device = np.asarray(device_array)
     if list(device.shape) != layout.device_size:
@@ -230,7 +232,7 @@ def from_device(device_array: Any, layout: StickLayout) -> np.ndarray:
     split = device.transpose(np.argsort(_device_axes(layout)))
     padded = split.reshape(_padded_shape(layout))
     host = padded[tuple(slice(0, size) for size in shape)]
-    return host.reshape(layout.host_shape).copy()
+    return host_values(host.reshape(layout.host_shape).copy(), layout.dtype)
 
 
 def _checked_shape(shape: Any) -> tuple[int, ...]:

@@ -453,7 +453,7 @@ class _SpecBuilder:
             return {}
         assert self.func.identity is not None
         value = float(self.func.identity)
-        if not math.isfinite(value) and source.access.layout.data_format != "IEEE_FP32":
+        if not math.isfinite(value) and source.access.layout.data_format == "SEN169_FP16":
             value = math.copysign(DLFLOAT16_MAX, value)  # DLFloat16 holds no infinity
         return {"label": self.labels[i], "valid": self.space[i], "pad": sizes[i] - self.space[i],
                 "value": value}

@@ -1,8 +1,11 @@
-# Element conversions of the interpreter: device elements (float16, float32,
-# int8) to the float32 the op funcs compute in, float32 results back into
-# device memory, and the staging copies between host and device layouts.
+# Element conversions of the interpreter: device elements (float16, bfloat16,
+# float32, int8) to the float32 the op funcs compute in, float32 results back
+# into device memory, and the staging copies between host and device layouts.
 # Reads and writes numpy arrays.
-"""float16 <-> float32 casts.
+"""float16 <-> float32 and bfloat16 <-> float32 casts.
+
+bfloat16 is held as its bit patterns (uint16, ``hardware.FORMAT_NUMPY_DTYPES``):
+reading one is exact, storing into one rounds to nearest even, as torch does.
 
 numpy converts float16 with scalar code unless it was built for F16C, and
 its x86-64 wheels are not (~2 ns an element, more than the op funcs take);
@@ -27,8 +30,13 @@ from types import ModuleType
 
 import numpy as np
 
+from spyre_mlir.hardware import FORMAT_NUMPY_DTYPES, from_bfloat16_bits, to_bfloat16_bits
+
 _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
 """Every float16 bit pattern's float32 value (a table lookup beats numpy's float16 cast on strided views)."""
+
+BFLOAT16_BITS = FORMAT_NUMPY_DTYPES["SEN169_BFP16"]
+"""How the interpreter holds bfloat16 elements."""
 
 _FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 """The dtypes whose copies and casts go through torch."""
@@ -36,6 +44,8 @@ _FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
 def to_float32(x: np.ndarray) -> np.ndarray:
     """``x`` (any strides, zero strides included) as a new C-contiguous float32 array."""
+    if x.dtype == BFLOAT16_BITS:
+        return from_bfloat16_bits(x)
     if x.dtype != np.float16:
         return x.astype(np.float32, order="C")
     torch = _torch_for(x)
@@ -49,8 +59,13 @@ def to_float32(x: np.ndarray) -> np.ndarray:
 def store(dst: np.ndarray, values: np.ndarray) -> None:
     """Write ``values`` (broadcastable to ``dst``) into ``dst``, converting to ``dst``'s dtype.
 
-    ``dst`` must not address one element twice.  float16 rounds to nearest even; int8 truncates.
+    ``dst`` must not address one element twice.  float16 and bfloat16 round to nearest even;
+    int8 truncates.
     """
+    if values.dtype == BFLOAT16_BITS and dst.dtype != BFLOAT16_BITS:
+        values = to_float32(values)
+    elif dst.dtype == BFLOAT16_BITS and values.dtype != BFLOAT16_BITS:
+        values = to_bfloat16_bits(values)
     torch = _torch_for(dst, values) if dst.dtype in _FLOATS and values.dtype in _FLOATS else None
     if torch is None:
         np.copyto(dst, values, casting="unsafe")

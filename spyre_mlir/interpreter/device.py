@@ -30,7 +30,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import SpyreConfig, device_numpy_dtype
-from spyre_mlir.interpreter.casts import store
+from spyre_mlir.interpreter.casts import BFLOAT16_BITS, store
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
 from spyre_mlir.manifest import KernelArg
 
@@ -157,15 +157,15 @@ class Device:
     def fill(self, arg: KernelArg) -> None:
         """Initialise a ``constant`` argument: every device element, padding included, is its fill value."""
         assert arg.fill is not None
-        self._device_view(arg, self.layout_of(arg))[...] = arg.fill
+        store(self._device_view(arg, self.layout_of(arg)), np.array(arg.fill))
 
     def read_back(self, arg: KernelArg) -> np.ndarray:
-        """The host form of ``arg``'s allocation."""
+        """The host form of ``arg``'s allocation (bfloat16 as its float32 values)."""
         layout = self.layout_of(arg)
         device = self._device_view(arg, layout)
         if not _unpadded(layout):
             return from_device(device, layout)
-        host = np.empty(layout.host_shape, device.dtype)
+        host = np.empty(layout.host_shape, np.float32 if device.dtype == BFLOAT16_BITS else device.dtype)
         store(_device_form(host, layout), device)
         return host
 

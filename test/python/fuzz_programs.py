@@ -98,7 +98,7 @@ INPUT_SCALE = 0.25
 partial sums of a tiled reduction (eager sums in float32) stays inside the tolerance after the
 ops that follow scale it up, large enough that a misplaced element is far outside it."""
 BOUND_LIMIT = 1e4
-"""Largest magnitude a value may reach; fp16 holds 65504 (bfloat16 is held as fp16 on the device)."""
+"""Largest magnitude a value may reach; fp16 holds 65504."""
 
 DTYPES = ("float16", "bfloat16", "float32")
 INPUT_DTYPES = ("float16", "float16", "float16", "bfloat16", "float32")

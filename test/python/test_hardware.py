@@ -69,7 +69,7 @@ def test_unsupported_dtype_is_named(dtype):
     "dtype, fmt, nbytes, numpy_dtype",
     [
         ("float16", "SEN169_FP16", 2, np.float16),
-        ("bfloat16", "SEN169_FP16", 2, np.float16),
+        ("bfloat16", "SEN169_BFP16", 2, np.uint16),
         ("float32", "IEEE_FP32", 4, np.float32),
         ("int8", "SENINT8", 1, np.int8),
         ("int32", "IEEE_INT32", 4, np.int32),

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.hardware import SpyreConfig, host_values
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
 
 DTYPES = ["float16", "bfloat16", "float32", "int8"]
@@ -148,7 +148,7 @@ def test_padding_is_zero(shape, dim_order):
 
 def _check_stride_map(host, layout):
     """Each non-padding device element equals host.flat[sum(index * stride)]."""
-    device = to_device(host, layout)
+    device = host_values(to_device(host, layout), layout.dtype)
     index = np.indices(layout.device_size).reshape(len(layout.device_size), -1)
     strides = np.array([max(s, 0) for s in layout.stride_map]).reshape(-1, 1)
     flat_offset = (index * strides).sum(axis=0)

@@ -4,18 +4,18 @@
 
 // #spyre.layout is a tensor encoding: f16 sticks hold 64 elements, f32 sticks 32.
 // CHECK-LABEL: func.func @layout
-// CHECK-SAME:    (%{{.*}}: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>,
+// CHECK-SAME:    (%{{.*}}: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], dim_order = [0, 1], format = "SEN169_BFP16">>,
 // CHECK-SAME:     %{{.*}}: tensor<64x128xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>,
-// CHECK-SAME:     %{{.*}}: tensor<64x128xbf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [1, 0], format = "SEN169_FP16">>,
+// CHECK-SAME:     %{{.*}}: tensor<64x128xbf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [1, 0], format = "SEN169_BFP16">>,
 // CHECK-SAME:     %{{.*}}: tensor<4x64xi8, #spyre.layout<device_size = [1, 4, 128], dim_order = [0, 1], format = "SENINT8">>,
-// CHECK-SAME:     %{{.*}}: tensor<4xf16, #spyre.layout<device_size = [1, 64], dim_order = [0], format = "SEN169_FP16">>,
+// CHECK-SAME:     %{{.*}}: tensor<4xf16, #spyre.layout<device_size = [1, 64], dim_order = [0], format = "SEN169_BFP16">>,
 // A device size larger than the minimum (padding) is allowed.
 // CHECK-SAME:     %{{.*}}: tensor<4x64xf16, #spyre.layout<device_size = [1, 8, 64], dim_order = [0, 1], format = "SEN169_FP16">>)
-func.func @layout(%a: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>,
+func.func @layout(%a: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], dim_order = [0, 1], format = "SEN169_BFP16">>,
                   %b: tensor<64x128xf32, #spyre.layout<device_size = [4, 64, 32], dim_order = [0, 1], format = "IEEE_FP32">>,
-                  %c: tensor<64x128xbf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [1, 0], format = "SEN169_FP16">>,
+                  %c: tensor<64x128xbf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [1, 0], format = "SEN169_BFP16">>,
                   %d: tensor<4x64xi8, #spyre.layout<device_size = [1, 4, 128], dim_order = [0, 1], format = "SENINT8">>,
-                  %e: tensor<4xf16, #spyre.layout<device_size = [1, 64], dim_order = [0], format = "SEN169_FP16">>,
+                  %e: tensor<4xf16, #spyre.layout<device_size = [1, 64], dim_order = [0], format = "SEN169_BFP16">>,
                   %f: tensor<4x64xf16, #spyre.layout<device_size = [1, 8, 64], dim_order = [0, 1], format = "SEN169_FP16">>) {
   func.return
 }

@@ -22,7 +22,7 @@ func.func @layout_order(%x: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 
 
 // -----
 
-// CHECK: invalid.mlir:26:60: error: #spyre.layout: unknown data format 'FP16', expected one of SEN169_FP16, IEEE_FP32, SENINT8
+// CHECK: invalid.mlir:26:60: error: #spyre.layout: unknown data format 'FP16', expected one of SEN169_FP16, SEN169_BFP16, IEEE_FP32, SENINT8, IEEE_INT32
 func.func @layout_format(%x: tensor<4x64xf16, #spyre.layout<device_size = [1, 4, 64], dim_order = [0, 1], format = "FP16">>) {
   func.return
 }
