@@ -44,7 +44,7 @@ _EPILOG = """\
 --check compares every output with PyTorch eager: an element passes when
 |interpreter - eager| <= atol + rtol * |eager|, with rtol = atol = 1e-2 for
 float16, 2**-4 for bfloat16, rtol = 1e-4 and atol = 1e-5 for float32, exact for
-int8.
+int8 and int32.
 """
 
 

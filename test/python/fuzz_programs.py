@@ -67,7 +67,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+import spyre_mlir
+from spyre_mlir import dialects, interpreter, passes, tools
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.interpreter.compare import OutputMismatch
 
 from e2e_support import ImportedPrograms, compile_and_check
 
@@ -1006,9 +1009,10 @@ KINDS = ("passed", "rejected", "wrong", "invalid-output", "crash")
 """Outcomes: matched eager; a SpyreError from export/import/compile; numbers differ from
 eager; the interpreter rejected the compiled directory; any other exception (a bug)."""
 
-ROOT = Path(__file__).resolve().parents[2]
-_INTERPRETER = str(ROOT / "spyre_mlir" / "interpreter")
-_PROJECT = tuple(str(ROOT / d) for d in ("spyre_mlir", "passes", "dialects", "tools"))
+_PACKAGES = tuple(str(Path(m.__file__).resolve().parent) for m in (spyre_mlir, passes, dialects, tools))
+"""Where the installed toolchain's modules are: a frame there is the project's, whichever tree the
+fuzz scripts run from."""
+_INTERPRETER = str(Path(interpreter.__file__).resolve().parent)
 
 
 @dataclass(frozen=True)
@@ -1023,21 +1027,24 @@ class Outcome:
 
 def _innermost(exc: BaseException) -> tuple[str, list[str]]:
     frames = [(str(Path(f.filename).resolve()), f.lineno) for f in traceback.extract_tb(exc.__traceback__)]
-    frames = [(name, line) for name, line in frames if name.startswith(_PROJECT)]
+    frames = [(name, line) for name, line in frames if name.startswith(_PACKAGES)]
     files = [name for name, _ in frames]
     if not frames:
         return "", files
     name, line = frames[-1]
-    return f"{Path(name).relative_to(ROOT)}:{line}", files
+    package = max((p for p in _PACKAGES if name.startswith(p)), key=len)
+    return f"{Path(package).name}/{Path(name).relative_to(package)}:{line}", files
 
 
 def classify(exc: BaseException) -> Outcome:
-    """The outcome of a check that raised ``exc``."""
+    """The outcome of a check that raised ``exc``: an :class:`OutputMismatch` is a wrong number
+    wherever it is raised; another :class:`SpyreError` is the interpreter rejecting the output
+    when raised in the installed interpreter, else the toolchain rejecting the program."""
     where, files = _innermost(exc)
     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, OutputMismatch):
+        return Outcome("wrong", message, where)
     if isinstance(exc, SpyreError):
-        if any(f.endswith("interpreter/compare.py") for f in files):
-            return Outcome("wrong", message, where)
         if any(f.startswith(_INTERPRETER) for f in files):
             return Outcome("invalid-output", message, where)
         return Outcome("rejected", message, where)

@@ -94,3 +94,33 @@ def test_a_binary_step_with_no_value_to_pair_with_draws_a_new_input(data):
     assert STEP_KINDS["binary"](data.draw, d)
     (step,) = d.steps
     assert x.var in step.operands and len(d.inputs) == 2
+
+
+def test_a_mismatch_counts_as_wrong_wherever_the_fuzz_scripts_run_from(tmp_path):
+    """The fuzz scripts copied to another tree classify a mismatch from the installed toolchain as
+    ``wrong`` (they once judged by frames under their own tree, and called every error there a
+    rejection) and a compile error as ``rejected``."""
+    import shutil
+    import subprocess
+    import sys
+
+    here = Path(__file__).resolve().parent
+    for name in ("fuzz_programs.py", "e2e_support.py"):
+        shutil.copy(here / name, tmp_path / name)
+    script = (
+        "import numpy as np\n"
+        "from fuzz_programs import classify\n"
+        "from spyre_mlir.interpreter import compare, tolerance_for\n"
+        "from spyre_mlir.pipeline import load_source\n"
+        "outcomes = []\n"
+        "for attempt in (lambda: compare('y', np.ones(3), np.zeros(3), tolerance_for('float32')),\n"
+        "                lambda: load_source('missing.mlir')):\n"
+        "    try:\n"
+        "        attempt()\n"
+        "    except Exception as e:\n"
+        "        outcomes.append(classify(e).kind)\n"
+        "print(*outcomes)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["wrong", "rejected"]
