@@ -68,6 +68,8 @@ FORMAT = "spyre-mlir-manifest"
 VERSION = 1
 TENSOR_ROLES = ("input", "parameter", "buffer", "output", "constant")
 ROLES = (*TENSOR_ROLES, "pool")
+ARGUMENT_ROLES = ("input", "parameter", "buffer", "constant")
+"""The roles a compiled function's argument may have (``spyre.role``); outputs are its results."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,11 @@ def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
     indices = sorted(a.index for a in args)
     if indices != list(range(len(args))):
         raise SpyreError(f"argument indices must be 0..{len(args) - 1}, got {indices}", loc=where)
+    names = [a.name for a in args]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SpyreError(f"argument names must be unique, '{twice[0]}' names {names.count(twice[0])} arguments",
+                         loc=where)
     files = _field(obj, "sdsc_files", list, where)
     if not all(isinstance(f, str) for f in files):
         raise SpyreError("'sdsc_files' must be a list of file names", loc=where)

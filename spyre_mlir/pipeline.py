@@ -36,10 +36,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
+from spyre_mlir.analysis.kernel_args import check_kernel_names
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.hardware import driver_cores, target_overrides
@@ -172,6 +174,9 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
 
     Returns the wall time in seconds of every stage, in pipeline order.
     """
+    for body in module.ops:
+        if isinstance(body, func.FuncOp):
+            check_kernel_names(body)
     ctx = make_context()
     timings = []
     for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction,

@@ -96,6 +96,7 @@ from xdsl.rewriter import InsertPoint
 from spyre_mlir.analysis.cost import PREDICTED_ATTR, OpCost, lower_bound_ns, price
 from spyre_mlir.analysis.kernel_args import (
     argument_role_and_name,
+    check_kernel_names,
     argument_types,
     constant_name,
     output_arguments,
@@ -397,6 +398,7 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
         parent = op.parent_op()
         if op is not source and parent is not source and not isinstance(parent, scf.ForOp):
             raise SpyreError(f"'{parent.name}' regions are not lowered (only scf.for loop nests)", op=op)
+    check_kernel_names(source)
     inputs = _argument_infos(source)
     _check_results(source)
     trace = StorageTrace(source, config.alignment)

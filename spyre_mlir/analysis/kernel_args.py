@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.manifest import ARGUMENT_ROLES
 
 
 def output_arguments(body: func.FuncOp) -> dict[SSAValue, int]:
@@ -44,6 +45,33 @@ def _string_attr(attrs: ArrayAttr | None, index: int, key: str) -> str | None:
         return None
     value = attrs.data[index].data.get(key)
     return value.data if isinstance(value, StringAttr) else None
+
+
+def check_kernel_names(body: func.FuncOp) -> None:
+    """Refuse what the manifest could not describe: an argument whose ``spyre.role`` is not one of
+    :data:`~spyre_mlir.manifest.ARGUMENT_ROLES`, a ``spyre.role`` or ``spyre.name`` that is not a
+    string, and two arguments or results of one name (the manifest names each input and output
+    once; ``spyre-run --inputs`` and the outputs are keyed by name)."""
+    owners: dict[str, str] = {}
+
+    def claim(attrs: ArrayAttr | None, index: int, what: str, keys: tuple[str, ...], name: str) -> None:
+        entry = attrs.data[index].data if attrs is not None and index < len(attrs.data) else {}
+        for key in keys:
+            if key in entry and not isinstance(entry[key], StringAttr):
+                raise SpyreError(f"{what} has {key} = {entry[key]}, expected a string", op=body)
+        if name in owners:
+            raise SpyreError(f"{what} is named '{name}' like {owners[name]}: the manifest names every argument "
+                             "and result once (spyre.name)", op=body)
+        owners[name] = what
+
+    for i in range(len(body.body.block.args)):
+        role, name = argument_role_and_name(body, i)
+        claim(body.arg_attrs, i, f"argument #{i}", ("spyre.role", "spyre.name"), name)
+        if role not in ARGUMENT_ROLES:
+            raise SpyreError(f"argument #{i} has spyre.role = \"{role}\", expected one of "
+                             f"{', '.join(ARGUMENT_ROLES)}", op=body)
+    for j in range(len(body.function_type.outputs.data)):
+        claim(body.res_attrs, j, f"result #{j}", ("spyre.name",), result_name(body, j))
 
 
 def argument_role_and_name(body: func.FuncOp, index: int) -> tuple[str, str]:

@@ -81,3 +81,30 @@ func.func @main(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
   func.return %y : tensor<64x64xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:3: error: 'spyre.fill' is not placed: run spyre-plan-memory before spyre-lower-to-bundle
+
+// -----
+
+// The manifest names every argument once: `spyre-run --inputs` with one `a` would feed both.
+func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"},
+                %b: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"}) -> tensor<64x128xf16> {
+  %y = spyre.pointwise "sub" (%a, %b) : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 5]]:1: error: argument #1 is named 'a' like argument #0: the manifest names every argument and result once (spyre.name)
+
+// -----
+
+func.func @main(%a: tensor<64x128xf16> {spyre.name = "a"}) -> (tensor<64x128xf16> {spyre.name = "a"}) {
+  %y = spyre.pointwise "exp" (%a) : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: result #0 is named 'a' like argument #0
+
+// -----
+
+// A role the manifest reader does not know is refused when compiling, not when running.
+func.func @main(%a: tensor<64x128xf16> {spyre.role = "weight"}) -> tensor<64x128xf16> {
+  %y = spyre.pointwise "exp" (%a) : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: argument #0 has spyre.role = "weight", expected one of input, parameter, buffer, constant

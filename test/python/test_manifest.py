@@ -50,6 +50,7 @@ def test_a_padded_output_layout_round_trips_and_stages_its_padding():
     (lambda d: d["args"][0].update(shape=[1, "x"]), "'shape' must be a list of integers"),
     (lambda d: d["args"][0]["layout"].update(padded_shape=[1024, "x"]), "'padded_shape' must be a list of integers"),
     (lambda d: d["args"][1].update(index=5), "argument indices must be 0..2"),
+    (lambda d: d["args"][1].update(name=d["args"][0]["name"]), "argument names must be unique, 'a' names 2"),
     (lambda d: d.update(cores="32"), "'cores' has the wrong type"),
     (lambda d: d.update(sdsc_files=[1]), "'sdsc_files' must be a list of file names"),
     (lambda d: d.update(backend_lx_fraction=1.0), "'backend_lx_fraction' must be a number with 0 <= f < 1, got 1.0"),
