@@ -219,6 +219,11 @@ class NodeEmitter:
 
     # -- builders -------------------------------------------------------------
     def _add(self, op: Operation) -> Value:
+        if isinstance(op, ComputeOp):
+            empty = next((v for v in (*op.operands, *op.results) if 0 in shape_of(v)), None)
+            if empty is not None:
+                raise Unsupported(f"it computes on a tensor of shape {list(shape_of(empty))}: Spyre computes "
+                                  "on tensors with at least one element in every dim")
         op.location = self.location
         if isinstance(op, ComputeOp) and self.hints is not None:
             op.properties["hints"] = self.hints
@@ -499,6 +504,9 @@ class _Importer:
             if not isinstance(val, torch.Tensor):
                 raise self.fail(node, f"unsupported non-tensor graph input '{node.name}' ({val!r})")
             shape = self._static_shape(node, val)
+            if 0 in shape:
+                raise self.fail(node, f"graph input '{node.name}' has the empty shape {list(shape)}: Spyre computes "
+                                      "on tensors with at least one element in every dim")
             # int64 inputs (token ids) are staged as int32, the device's index type.
             elem = i32 if val.dtype == torch.int64 else element_type(val.dtype)
             if elem is None:
@@ -548,6 +556,9 @@ class _Importer:
             v = self._value(out, output_node) if isinstance(out, torch.fx.Node) else None
             if not isinstance(v, SSAValue):
                 raise self.fail(output_node, f"unsupported graph output {out!r}: not a tensor")
+            if 0 in shape_of(v):
+                raise self.fail(output_node, f"graph output '{out.name}' has the empty shape {list(shape_of(v))}: "
+                                             "Spyre computes tensors with at least one element in every dim")
             results.append(v)
             res_attrs.append(DictionaryAttr({"spyre.name": StringAttr(getattr(spec.arg, "name", str(out)))}))
         ret = func.ReturnOp(*results)

@@ -1,6 +1,7 @@
 """The importer: strict/non-strict/.pt2 agreement, examples, op coverage, view maps, errors."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -368,3 +369,17 @@ def test_cli_error_is_one_line():
                          capture_output=True, text=True)
     assert out.returncode == 1
     assert out.stderr.strip() == "unsupported_sort.py:6: error: unsupported ATen op 'aten.sort.default'"
+
+
+@pytest.mark.parametrize("fn, x, message", [
+    (lambda x: x + 1, torch.zeros(0, 64), r"<node x>: error: graph input 'x' has the empty shape \[0, 64\]"),
+    (lambda x: x[:, 64:] * 2, torch.zeros(4, 64), r"test_import.py:\d+: error: unsupported ATen op 'aten.mul.Tensor': "
+                                                   r"it computes on a tensor of shape \[4, 0\]"),
+    (lambda x: (x * 2, x[:, 64:]), torch.zeros(4, 64), r"graph output 'slice_1' has the empty shape \[4, 0\]"),
+])
+def test_an_empty_tensor_is_one_located_error(fn, x, message):
+    """A tensor with a 0-size dim once ended in ``internal error: ZeroDivisionError`` (naming dims)
+    or in an error without a line (stick layouts); an empty piece of a cat is still dropped."""
+    with pytest.raises(SpyreError) as e:
+        import_program(export_model(fn, (x.half(),)))
+    assert re.search(message, e.value.format("model.py")), e.value.format("model.py")
