@@ -52,6 +52,7 @@ from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
 from spyre_mlir.analysis.work import WorkProblem, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
+from spyre_mlir.figures import figures_table
 from spyre_mlir.opfuncs import OpKind
 
 
@@ -177,6 +178,7 @@ class OpCost:
     runs: int
     """Executions: the trip counts of the loops around it."""
     cores: int
+    """The cores one execution runs on: the product of its ``core_splits``."""
     traffic: Traffic
     """Over all executions."""
     ns: float
@@ -280,7 +282,6 @@ class CostReport:
 
     ops: tuple[OpCost, ...]
     lower_bound_ns: float
-    cores: int
 
     @property
     def total_ns(self) -> float:
@@ -293,24 +294,15 @@ class CostReport:
         return sum((c.traffic for c in self.ops), Traffic())
 
     def table(self) -> str:
-        """The report as text: one row per SDSC file, a total, the lower bound and the ratio."""
-        head = ("sdsc file", "op", "runs", "cores", "predicted us", "HBM read", "HBM written", "LX read",
-                "LX written", "LX peak")
-        rows = [(f"sdsc_{i}.json", c.op.op_func().name, c.runs, c.cores, f"{c.ns / 1000:.1f}",
-                 *(f"{n:,}" for n in (c.traffic.hbm_read, c.traffic.hbm_written, c.traffic.lx_read,
-                                      c.traffic.lx_written, c.lx_peak)))
-                for i, c in enumerate(self.ops)]
-        total = self.traffic
-        rows.append(("total", "", sum(c.runs for c in self.ops), self.cores, f"{self.total_ns / 1000:.1f}",
-                     *(f"{n:,}" for n in (total.hbm_read, total.hbm_written, total.lx_read, total.lx_written,
-                                          max((c.lx_peak for c in self.ops), default=0)))))
-        widths = [max(len(str(r[k])) for r in (head, *rows)) for k in range(len(head))]
-        lines = ["  ".join(str(v).ljust(w) if k < 2 else str(v).rjust(w) for k, (v, w) in enumerate(zip(r, widths)))
-                 for r in (head, *rows)]
+        """The report as text: the table of :func:`spyre_mlir.figures.figures_table` (the columns
+        and totals of ``spyre-run --stats``), the predicted time beside, then the lower bound and
+        the ratio."""
+        us = [f"{c.ns / 1000:.1f}" for c in self.ops] + [f"{self.total_ns / 1000:.1f}"]
+        table = figures_table([(f"sdsc_{i}.json", c.op.op_func().name, c.figures()) for i, c in enumerate(self.ops)],
+                              [("predicted us", us)])
         ratio = self.total_ns / self.lower_bound_ns if self.lower_bound_ns else float("inf")
-        lines.append(f"lower bound {self.lower_bound_ns / 1000:.1f} us (graph inputs read and outputs written "
-                     f"once at peak bandwidth, or all MACs at peak); predicted / lower bound = {ratio:.2f}")
-        return "\n".join(lines) + "\n"
+        return (f"{table}\nlower bound {self.lower_bound_ns / 1000:.1f} us (graph inputs read and outputs written "
+                f"once at peak bandwidth, or all MACs at peak); predicted / lower bound = {ratio:.2f}\n")
 
 
 def cost_report(module: ModuleOp, facts: CostFacts = SPYRE_FACTS) -> CostReport:
@@ -321,4 +313,4 @@ def cost_report(module: ModuleOp, facts: CostFacts = SPYRE_FACTS) -> CostReport:
         raise SpyreError(f"a cost report needs one function of compute ops, found {len(bodies)}", op=module)
     config = target_config(module)
     return CostReport(tuple(predict(bodies[0], config.alignment, facts)),
-                      lower_bound_ns(bodies[0], config.cores, facts), config.cores)
+                      lower_bound_ns(bodies[0], config.cores, facts))

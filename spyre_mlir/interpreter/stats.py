@@ -1,6 +1,7 @@
 # Statistics of an interpreter run: bytes read and written per memory, LX
 # high-water marks per core, cores used and executions, per SDSC file (op) and
-# in total; as a text table and as a JSON-ready dict.  On request, also one
+# in total; as a text table (the columns of spyre_mlir.figures, which
+# spyre-compile --report prints too) and as a JSON-ready dict.  On request, also one
 # record per execution (its LX blocks per core and its HBM bytes), the input of
 # the timeline picture.  Reads the executor's accesses; writes nothing.
 """Run statistics.
@@ -11,6 +12,8 @@ once however many cores combined partial results into it, except in LX,
 where each core holds its own copy.  Sparse sticks count whole sticks.
 ``lx_peak_bytes`` is the LX high-water mark: the highest LX byte offset any
 execution wrote on a core (per core in ``lx_peak_bytes_per_core``).
+``cores_used`` is the number of cores an execution of the file runs on; its
+total is the most any file uses (:mod:`spyre_mlir.figures`).
 
 Execution records (:class:`ExecutionLog`, kept only when asked for): an LX
 value is the output one execution wrote, named after the SDSC file and tensor
@@ -29,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
+
+from spyre_mlir.figures import figures_table, total_figures
 
 if TYPE_CHECKING:
     from spyre_mlir.interpreter.addressing import Access
@@ -59,6 +64,11 @@ class OpStats:
         """Record an LX write on ``core`` ending at ``end``."""
         self.lx_end[core] = max(self.lx_end.get(core, 0), end)
 
+    def figures(self) -> dict[str, int]:
+        """The op's figures by statistic name (:data:`spyre_mlir.figures.FIGURES`)."""
+        return {"executions": self.executions, "cores_used": self.cores_used,
+                **{c: getattr(self, c) for c in _COUNTERS}, "lx_peak_bytes": max(self.lx_end.values(), default=0)}
+
 
 @dataclass
 class RunStats:
@@ -84,13 +94,11 @@ class RunStats:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready totals and per-op entries."""
         peaks = self.lx_peak_per_core()
-        out: dict[str, Any] = {counter: self.total(counter) for counter in _COUNTERS}
+        totals = total_figures([op.figures() for op in self.ops])
+        out: dict[str, Any] = {counter: totals[counter] for counter in _COUNTERS}
         out.update(lx_peak_bytes=max(peaks, default=0), lx_peak_bytes_per_core=peaks,
-                   sdsc_executions=self.total("executions"),
-                   cores_used=max((op.cores_used for op in self.ops), default=0),
-                   ops=[{"sdsc_file": op.filename, "op": op.op, "executions": op.executions,
-                         "cores_used": op.cores_used, **{c: getattr(op, c) for c in _COUNTERS},
-                         "lx_peak_bytes": max(op.lx_end.values(), default=0)} for op in self.ops])
+                   sdsc_executions=totals["executions"], cores_used=totals["cores_used"],
+                   ops=[{"sdsc_file": op.filename, "op": op.op, **op.figures()} for op in self.ops])
         if self.max_abs_err is not None:
             out.update(max_abs_err=self.max_abs_err, max_rel_err=self.max_rel_err)
         if self.events:
@@ -100,27 +108,18 @@ class RunStats:
         return out
 
     def table(self) -> str:
-        """A fixed-width text table: one row per op and a total row."""
-        head = ("sdsc file", "op", "runs", "cores", "HBM read", "HBM written", "LX read", "LX written", "LX peak")
-        rows = [(op.filename, op.op, op.executions, op.cores_used, *(getattr(op, c) for c in _COUNTERS),
-                 max(op.lx_end.values(), default=0)) for op in self.ops]
-        d = self.as_dict()
-        rows.append(("total", "", d["sdsc_executions"], d["cores_used"], *(d[c] for c in _COUNTERS),
-                     d["lx_peak_bytes"]))
-        if self.predicted is not None:  # the compiler's prediction beside what the run counted
-            head = (*head, "predicted us", "predicted HBM read", "predicted HBM written")
+        """A fixed-width text table (:func:`spyre_mlir.figures.figures_table`): one row per op and a
+        total row; with the compiler's prediction (``cost.json``), its time and HBM bytes beside."""
+        extra: list[tuple[str, list[str]]] = []
+        if self.predicted is not None:
             predicted = [self.predicted[op.filename] for op in self.ops]
-            figures = [(f"{p['predicted_us']:.1f}", int(p["hbm_bytes_read"]), int(p["hbm_bytes_written"]))
-                       for p in predicted]
-            figures.append((f"{sum(p['predicted_us'] for p in predicted):.1f}",
-                            sum(int(p["hbm_bytes_read"]) for p in predicted),
-                            sum(int(p["hbm_bytes_written"]) for p in predicted)))
-            rows = [(*row, *extra) for row, extra in zip(rows, figures)]
-        cells = [head] + [tuple(f"{v:,}" if isinstance(v, int) else str(v) for v in row) for row in rows]
-        widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
-        lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                 for r in cells]
-        return "\n".join(lines)
+            us = [p["predicted_us"] for p in predicted]
+            extra.append(("predicted us", [f"{v:.1f}" for v in (*us, sum(us))]))
+            for name, title in (("hbm_bytes_read", "predicted HBM read"),
+                                ("hbm_bytes_written", "predicted HBM written")):
+                values = [int(p[name]) for p in predicted]
+                extra.append((title, [f"{v:,}" for v in (*values, sum(values))]))
+        return figures_table([(op.filename, op.op, op.figures()) for op in self.ops], extra)
 
 
 @dataclass(frozen=True)

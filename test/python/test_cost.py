@@ -3,6 +3,7 @@ against what the interpreter counts, and the cross-check with torch-spyre's docu
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -207,12 +208,50 @@ def test_spyre_compile_report_is_the_counted_traffic(tmp_path, capsys) -> None:
     assert main([str(ROOT / "examples/softmax.py:build"), "-o", str(tmp_path / "out"), "--cores", "4",
                  "--report"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:6] == ["sdsc", "file", "op", "runs", "cores", "predicted"]
+    assert lines[0].split()[:6] == ["sdsc", "file", "op", "runs", "cores", "HBM"]
     total = next(line for line in lines if line.startswith("total")).split()
     assert lines[-1].startswith("lower bound ") and "predicted / lower bound = " in lines[-1]
     _, stats = run(tmp_path / "out", imported.inputs("softmax", read_manifest(tmp_path / "out")))
     counted = [f"{stats.total(c):,}" for c in COUNTERS]
-    assert total[4:8] == counted
+    assert total[3:7] == counted
+
+
+MIXED = """\
+func.func @main(%a: tensor<16x64xf16> {spyre.name = "a", spyre.role = "input"},
+                %b: tensor<2x64xf16> {spyre.name = "b", spyre.role = "input"})
+    -> (tensor<16x64xf16> {spyre.name = "e"}, tensor<2x64xf16> {spyre.name = "s"}) {
+  %e = spyre.pointwise "exp" (%a) : (tensor<16x64xf16>) -> tensor<16x64xf16>
+  %s = spyre.pointwise "add" (%b, %b) : (tensor<2x64xf16>, tensor<2x64xf16>) -> tensor<2x64xf16>
+  func.return %e, %s : tensor<16x64xf16>, tensor<2x64xf16>
+}
+"""
+
+
+@pytest.mark.parametrize("cores, used", [(4, (4, 2)), (32, (16, 2))])
+def test_report_and_stats_tables_agree_on_cores_and_columns(cores: int, used: tuple[int, ...], tmp_path,
+                                                           capsys) -> None:
+    """``spyre-compile --report`` and ``spyre-run --stats`` print the same columns in the same order
+    (the run adds its predicted HBM bytes after them) and the same cores: per SDSC file those one
+    execution uses (the add's 2 rows use 2 cores, the exp's 16 rows at most 16), in total the
+    most any file uses, not the target's count."""
+    from spyre_mlir.tools.spyre_compile import main as compile_main
+    from spyre_mlir.tools.spyre_run import main as run_main
+
+    (tmp_path / "mixed.mlir").write_text(MIXED)
+    assert compile_main([str(tmp_path / "mixed.mlir"), "-o", str(tmp_path / "out"), "--cores", str(cores),
+                         "--report"]) == 0
+    report = capsys.readouterr().out.splitlines()
+    assert report.pop().startswith("lower bound ")
+    assert run_main([str(tmp_path / "out"), "--stats"]) == 0
+    stats = capsys.readouterr().out.splitlines()
+    assert re.split(r" {2,}", report[0]) == [
+        "sdsc file", "op", "runs", "cores", "HBM read", "HBM written", "LX read", "LX written", "LX peak",
+        "predicted us"]
+    assert len(report) == len(stats) == 4
+    for printed, counted in zip(report, stats):
+        assert counted.startswith(printed)
+    assert [line.split()[3] for line in report[1:3]] == [str(n) for n in used]
+    assert report[3].split()[:3] == ["total", "2", str(max(used))]
 
 
 def test_the_python_api_returns_the_report() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -51,6 +52,24 @@ def test_pass_list_is_the_list_passes_output():
     block = re.match(r"\s*```text\n(.*?)```", after, flags=re.DOTALL)
     assert block is not None, "no ```text block after the pass-list marker"
     assert block.group(1) == tool_output("spyre-opt", "--list-passes")
+
+
+TABLE_MARKER = re.compile(r"<!-- ((?:spyre-compile|spyre-run) [^>]*?) -->\n```text\n(.*?)```", re.DOTALL)
+"""A table the README shows under the command that prints it (``/tmp/x`` is the tour's directory)."""
+
+
+def test_tables_are_what_the_tools_print(tmp_path):
+    """Each table under a ``<!-- command -->`` marker is exactly that command's output (run in
+    README order from the repository root, on 32 cores, with ``/tmp/x`` in a temporary directory)."""
+    tables = TABLE_MARKER.findall(README)
+    assert [command.split()[0] for command, _ in tables] == ["spyre-compile", "spyre-run"]
+    env = {k: v for k, v in os.environ.items() if k != "SENCORES"}
+    for command, table in tables:
+        argv = shlex.split(command.replace("/tmp/x", str(tmp_path / "x")))
+        done = subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == table, command
 
 
 def test_pass_list_has_every_pipeline_stage():
