@@ -13,8 +13,12 @@
 
 Inputs come from ``--inputs`` (an .npz keyed by the manifest's input names),
 else from ``--check``'s factory example inputs, else seeded random normal
-tensors (``--seed``; int32 indices are zeros).  ``SPYRE_TRACEBACK=1`` shows the traceback of an internal
-error.
+tensors (``--seed``; int32 indices are zeros).  Each must have its manifest
+shape and dtype, or one that converts exactly (``host_array`` in
+spyre_mlir.interpreter.runner): one located error otherwise.  With both
+``--inputs`` and ``--check``, the eager model runs on the ``--inputs`` arrays
+too, and the parameters, buffers and constants they leave out are the
+model's.  ``SPYRE_TRACEBACK=1`` shows the traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -24,8 +28,7 @@ import json
 import os
 import sys
 import zipfile
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -53,7 +56,9 @@ def _parser() -> argparse.ArgumentParser:
                                 "on the reference interpreter.", epilog=_EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("directory", help="output directory (bundle.mlir, sdsc_*.json, manifest.json)")
-    p.add_argument("--inputs", metavar="IN.npz", help="input arrays keyed by the manifest's input names")
+    p.add_argument("--inputs", metavar="IN.npz", help="input arrays keyed by the manifest's input names, each of "
+                   "its shape and dtype (integers that fit for int32 indices); with --check, eager runs on them "
+                   "too, and parameters, buffers and constants left out are the model's")
     p.add_argument("--outputs", metavar="OUT.npz", help="write the outputs, keyed by the manifest's output names")
     p.add_argument("--check", metavar="MODEL.py:FACTORY",
                    help="compare with the factory's model run eagerly in PyTorch (see tolerance below)")
@@ -88,31 +93,51 @@ def _random_inputs(manifest: Manifest, seed: int) -> dict[str, np.ndarray]:
             out[arg.name] = np.zeros(arg.shape, np.int32)
             continue
         values = rng.standard_normal(arg.shape)
+        if arg.dtype == "bfloat16":  # float32 values that are bfloat16 numbers (numpy has no bfloat16)
+            values = (values.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)
         out[arg.name] = values.astype(np.int8) if arg.dtype == "int8" else values.astype(
             np.float32 if arg.dtype in ("float32", "bfloat16") else np.float16)
     return out
 
 
-def _eager(spec: str, manifest: Manifest) -> tuple[dict[str, Any], list[np.ndarray]]:
-    """The factory's inputs by manifest name (staged by the signature of the program it
-    exports to) and its eager outputs."""
+def _eager(spec: str, manifest: Manifest, given: Mapping[str, np.ndarray] | None,
+           where: str | None) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """The checked inputs by manifest name, and the eager outputs of the factory's model on them.
+
+    The inputs are ``given`` (the ``--inputs`` arrays, read from ``where``), where they
+    leave out a parameter, buffer or constant the factory's; without ``given``, the
+    factory's example inputs.  The model is called with the user inputs the interpreter
+    stages, as its arguments (by the signature of the program it exports to), in its
+    example arguments' dtypes; a parameter, buffer or constant in ``given`` must be the
+    model's own, which the model runs with.
+    """
     torch = require("torch", "checking against PyTorch eager (--check)")
 
-    from spyre_mlir.importer.loader import load_model, manifest_inputs
+    from spyre_mlir.importer.loader import load_model, manifest_inputs, model_arguments
 
     model = load_model(spec)
     if model.module is not None and model.example_inputs is not None:
-        fn, args, kwargs = model.module, model.example_inputs, {}
+        fn, example = model.module, (model.example_inputs, {})
     elif model.program.example_inputs is not None:
-        fn = model.program.module()
-        args, kwargs = model.program.example_inputs
+        fn, example = model.program.module(), model.program.example_inputs
     else:
         raise SpyreError(f"'{spec}' has no example inputs to check with")
-    inputs = manifest_inputs(model.program, (args, kwargs), manifest, f"factory '{spec}'")
+    own = host_inputs(manifest, manifest_inputs(model.program, example, manifest, f"factory '{spec}'"), spec)
+    if given is None:
+        inputs, (args, kwargs) = own, example
+    else:
+        user = {arg.name for arg in manifest.inputs if arg.role == "input"}
+        state = {name: value for name, value in own.items() if name not in user}
+        inputs = host_inputs(manifest, {**state, **given}, where)
+        for arg in manifest.inputs:
+            if arg.name in state and arg.name in given and inputs[arg.name].tobytes() != state[arg.name].tobytes():
+                raise SpyreError(f"'{arg.name}' differs from the model's {arg.role} (--check runs '{spec}' with its "
+                                 f"own): leave '{arg.name}' out of the inputs (the model's is staged) or give the "
+                                 "model's values", loc=where)
+        args, kwargs = model_arguments(model.program, inputs, example)
     with torch.no_grad():
         result = fn(*args, **kwargs)
-    flat = list(result) if isinstance(result, (tuple, list)) else [result]
-    return inputs, [as_numpy(t) for t in flat]
+    return inputs, [as_numpy(t) for t in torch.utils._pytree.tree_leaves(result)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,18 +146,15 @@ def run(args: argparse.Namespace) -> int:
         timeline_format(args.timeline)
     loaded = load_output_dir(args.directory, load_schema(args.schema))
     manifest = loaded.manifest
+    given = _npz_inputs(args.inputs) if args.inputs else None
     expected: list[np.ndarray] | None = None
     if args.check:
-        example, expected = _eager(args.check, manifest)
+        inputs, expected = _eager(args.check, manifest, given, args.inputs)
         if len(expected) != len(manifest.outputs):
             raise SpyreError(f"the manifest has {len(manifest.outputs)} outputs, eager gives {len(expected)}")
-    if args.inputs:
-        inputs = _npz_inputs(args.inputs)
-    elif args.check:
-        inputs = example
     else:
-        inputs = _random_inputs(manifest, args.seed)
-    outputs, stats = execute(loaded, host_inputs(manifest, inputs), record_events=bool(args.timeline))
+        inputs = host_inputs(manifest, _random_inputs(manifest, args.seed) if given is None else given, args.inputs)
+    outputs, stats = execute(loaded, inputs, record_events=bool(args.timeline))
     if expected is not None:
         worst_abs = worst_rel = 0.0
         for arg, ref in zip(manifest.outputs, expected):

@@ -1,8 +1,9 @@
 # Loading models for the tools: `model.py:factory` specs and `.pt2` files,
-# exporting `(module_or_callable, example_inputs)` with hints preserved, and
-# staging a program's tensors as the inputs of its compiled manifest.  Reads
-# Python files and .pt2 archives; writes nothing.  Shared by spyre-import,
-# spyre-compile, spyre-run and spyre_mlir.compile.
+# exporting `(module_or_callable, example_inputs)` with hints preserved,
+# staging a program's tensors as the inputs of its compiled manifest, and
+# its user inputs back as the model's arguments.  Reads Python files and .pt2
+# archives; writes nothing.  Shared by spyre-import, spyre-compile, spyre-run
+# and spyre_mlir.compile.
 """Model loading for the command-line tools.
 
 ``load_program("examples/add_mul_nested.py:build")`` imports the file by path,
@@ -20,15 +21,17 @@ import os
 import sys
 import traceback
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 import torch.fx.traceback as fx_traceback
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
-from spyre_mlir.importer.core import graph_inputs, user_frame
+from spyre_mlir.importer.core import graph_inputs, input_name, user_frame
 from spyre_mlir.manifest import Manifest
 
 
@@ -201,3 +204,14 @@ def manifest_inputs(program: torch.export.ExportedProgram, user_inputs: Any, man
             raise SpyreError(f"{what} has no {arg.role} named '{arg.name}' (its exported program's inputs: "
                              f"{', '.join(values)}); was the directory compiled from it?")
     return {arg.name: values[arg.name] for arg in manifest.inputs}
+
+
+def model_arguments(program: torch.export.ExportedProgram, inputs: Mapping[str, Any], example: Any) -> Any:
+    """The model's arguments that give ``program`` the user inputs ``inputs`` (host arrays by
+    manifest name): torch tensors of the dtypes of the example arguments ``example`` (the
+    ``(args, kwargs)`` the program was exported with), in their structure; the inverse of
+    :func:`manifest_inputs`, to run the model eagerly on what the interpreter runs."""
+    leaves, spec = tree_flatten(example)
+    names = [input_name(s) for s in program.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    tensors = [torch.tensor(np.asarray(inputs[name])).to(like.dtype) for name, like in zip(names, leaves, strict=True)]
+    return tree_unflatten(tensors, spec)

@@ -20,7 +20,7 @@ from spyre_mlir.interpreter.execute import SdscExecutor
 from spyre_mlir.interpreter.loading import OutputDir, load_output_dir
 from spyre_mlir.interpreter.schema import load_schema
 from spyre_mlir.interpreter.stats import ExecutionLog, OpStats, RunStats
-from spyre_mlir.manifest import Manifest
+from spyre_mlir.manifest import KernelArg, Manifest
 
 
 def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
@@ -100,20 +100,64 @@ def _device(loaded: OutputDir) -> Device:
     return device
 
 
-def host_inputs(manifest: Manifest, inputs: Mapping[str, Any] | Sequence[Any]) -> dict[str, np.ndarray]:
-    """``inputs`` as numpy arrays keyed by manifest input name, checked for completeness."""
+def host_inputs(manifest: Manifest, inputs: Mapping[str, Any] | Sequence[Any],
+                where: str | None = None) -> dict[str, np.ndarray]:
+    """``inputs`` as numpy arrays keyed by manifest input name, checked for completeness and each
+    by :func:`host_array`; an error is located at ``where`` (the file the inputs came from)."""
     names = [a.name for a in manifest.inputs]
     if isinstance(inputs, Mapping):
         missing = [n for n in names if n not in inputs]
         extra = [n for n in inputs if n not in names]
         if missing or extra:
             raise SpyreError(f"inputs do not match the manifest: missing {missing}, unexpected {extra} "
-                             f"(expected {names})")
-        return {n: as_numpy(inputs[n]) for n in names}
-    values = list(inputs)
-    if len(values) != len(names):
-        raise SpyreError(f"expected {len(names)} inputs ({', '.join(names)}), got {len(values)}")
-    return {n: as_numpy(v) for n, v in zip(names, values)}
+                             f"(expected {names})", loc=where)
+        values = [inputs[n] for n in names]
+    else:
+        values = list(inputs)
+        if len(values) != len(names):
+            raise SpyreError(f"expected {len(names)} inputs ({', '.join(names)}), got {len(values)}", loc=where)
+    return {arg.name: host_array(arg, value, where) for arg, value in zip(manifest.inputs, values)}
+
+
+def host_array(arg: KernelArg, value: Any, where: str | None = None) -> np.ndarray:
+    """``value`` (a numpy array or torch tensor) as the host array of input ``arg``, converted
+    only where the conversion is exact.
+
+    Its shape must be ``arg``'s, and its dtype too, except that an integer input
+    (int32 indices, int8) takes any integer dtype whose values fit (int64 token
+    ids), and a bfloat16 one float32 values that are bfloat16 numbers (numpy
+    has no bfloat16; a torch bfloat16 tensor arrives so).  Anything else
+    (float64 or float32 for float16, bool, complex, floats for indices) is one
+    :class:`SpyreError` at ``where`` naming the input, its dtype and shape and
+    the expected ones, and what to do.
+    """
+    assert arg.shape is not None and arg.dtype is not None
+    array = as_numpy(value)
+    given = str(value.dtype).removeprefix("torch.") if type(value).__module__.startswith("torch") else array.dtype.name
+
+    def refuse(why: str) -> SpyreError:
+        return SpyreError(f"input '{arg.name}' expects {arg.dtype} {list(arg.shape)}, given {given} "
+                          f"{list(array.shape)}: {why}", loc=where)
+
+    if tuple(array.shape) != arg.shape:
+        raise refuse(f"the program was compiled for static shapes; compile it for {list(array.shape)} to run those")
+    if arg.dtype in ("int32", "int8"):
+        if array.dtype.kind not in "iu":
+            raise refuse(f"{given} does not convert to {arg.dtype} exactly; give integers (of any integer dtype "
+                         f"whose values fit in {arg.dtype})")
+        limits = np.iinfo(arg.dtype)
+        if array.size and (array.min() < limits.min or array.max() > limits.max):
+            bad = array.min() if array.min() < limits.min else array.max()
+            raise refuse(f"value {int(bad)} does not fit in {arg.dtype} (the program stages this input as {arg.dtype})")
+        return array.astype(arg.dtype, copy=False)
+    if arg.dtype == "bfloat16" and given in ("bfloat16", "float32"):
+        if (array.view(np.uint32) & 0xFFFF).any():
+            raise refuse("float32 values that are not bfloat16 numbers; round them to bfloat16 first (numpy has "
+                         "no bfloat16: torch.from_numpy(x).bfloat16().float().numpy())")
+        return array
+    if given != arg.dtype:
+        raise refuse(f"{given} does not convert to {arg.dtype} exactly; convert it to {arg.dtype} first")
+    return array
 
 
 def as_numpy(value: Any) -> np.ndarray:

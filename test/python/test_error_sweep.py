@@ -287,9 +287,18 @@ CASES: dict[str, Case] = {
                                          corrupt=edit_json("manifest.json", lambda m: m.update(sdsc_files=[]))),
     "run-inputs-not-npz": Case("spyre-run", ("out", "--inputs", "in.npz"), "in.npz", ("not an .npz archive",),
                                {"in.npz": "a,b\n1,2\n"}),
-    "run-inputs-wrong-names": Case("spyre-run", ("out", "--inputs", "in.npz"), "out",
+    "run-inputs-wrong-names": Case("spyre-run", ("out", "--inputs", "in.npz"), "in.npz",
                                    ("inputs do not match the manifest", "missing ['a', 'b']", "unexpected ['q']"),
                                    {"in.npz": npz_bytes(q=np.zeros((64, 128), np.float16))}),
+    **{f"run-inputs-{name}": Case("spyre-run", ("out", "--inputs", "in.npz"), "in.npz",
+                                  ("input 'a' expects float16 [64, 128], given ", given, why),
+                                  {"in.npz": npz_bytes(a=a, b=np.zeros((64, 128), np.float16))})
+       for name, a, given, why in (
+           ("float64", np.zeros((64, 128)), "float64 [64, 128]", "convert it to float16 first"),
+           ("int32", np.zeros((64, 128), np.int32), "int32 [64, 128]", "convert it to float16 first"),
+           ("bool", np.zeros((64, 128), bool), "bool [64, 128]", "convert it to float16 first"),
+           ("complex", np.full((64, 128), 1 + 1j, np.complex64), "complex64 [64, 128]", "convert it to float16 first"),
+           ("shape", np.zeros((64, 64), np.float16), "float16 [64, 64]", "compile it for [64, 64]"))},
     "run-outputs-in-missing-dir": Case("spyre-run", ("out", "--stats-json", "stats.json", "--outputs", "no/o.npz"),
                                        "no/o.npz", ("directory 'no' does not exist",)),
     # --- from PyTorch (each imports torch: keep them few) ---

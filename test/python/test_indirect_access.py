@@ -157,7 +157,8 @@ def test_an_id_that_does_not_fit_int32_is_an_error_naming_the_input(tmp_path):
     out, weight = _compiled_embedding(tmp_path)
     ids = torch.zeros((1, 64), dtype=torch.int64)
     ids[0, 7] = 2 ** 40
-    with pytest.raises(SpyreError, match=r"input 'input_ids': value 1099511627776 does not fit in int32"):
+    with pytest.raises(SpyreError, match=r"input 'input_ids' expects int32 \[1, 64\], given int64 \[1, 64\]: "
+                                         "value 1099511627776 does not fit in int32"):
         run(out, {"p_wte_weight": weight, "input_ids": ids})
 
 

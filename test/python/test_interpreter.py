@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import encode_scalar
 from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.interpreter.runner import host_array, host_inputs
 from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR
+from spyre_mlir.manifest import KernelArg, Manifest
 from reference_files import REFERENCE, SCHEMA
 from test_interpreter_support import SEED_SHAPE, HostTensor, edit_json, reference_bundle_dir, single_op_dir
 
@@ -150,7 +154,7 @@ def test_inputs_by_sequence_and_mapping_must_match_the_manifest(tmp_path):
         run(out, {"a": 0, "b": 0, "d": 0})
     with pytest.raises(SpyreError, match="expected 3 inputs"):
         run(out, [np.zeros(SEED_SHAPE, np.float16)])
-    with pytest.raises(SpyreError, match=r"input 'a': host array has shape \[2, 2\]"):
+    with pytest.raises(SpyreError, match=r"input 'a' expects float16 \[1024, 4096\], given float16 \[2, 2\]"):
         run(out, [np.zeros((2, 2), np.float16)] * 3)
 
 
@@ -160,6 +164,56 @@ def test_torch_tensors_are_accepted(tmp_path):
     a, b, c = (torch.randn(*SEED_SHAPE, dtype=torch.float16) for _ in range(3))
     outputs, _ = run(reference_bundle_dir(tmp_path), [a, b, c])
     np.testing.assert_array_equal(outputs["z"], ((a + b) * c).numpy())  # bit-exact with eager fp16
+
+
+def _input(dtype: str) -> KernelArg:
+    return KernelArg(0, "input", "x", 0, (2, 3), dtype)
+
+
+@pytest.mark.parametrize("dtype, value", [
+    ("int32", np.array([[0, 1, 2], [3, 99, 2 ** 31 - 1]], np.int64)),  # token ids that fit
+    ("int32", np.arange(6, dtype=np.uint8).reshape(2, 3)),
+    ("int8", np.array([[-128, 0, 1], [2, 3, 127]], np.int64)),
+    ("float16", np.full((2, 3), 0.1, np.float16)),
+    ("float32", np.full((2, 3), 0.1, np.float32)),
+    ("bfloat16", np.array([[1.0, -2.5, 0.15625], [3.0, 0.0, 1e30]], np.float32)
+     .view(np.uint32) & np.uint32(0xFFFF0000)),  # float32 holding bfloat16 numbers
+], ids=["int64-ids", "uint8-ids", "int64-int8", "float16", "float32", "bfloat16-as-float32"])
+def test_host_array_converts_what_converts_exactly(dtype, value):
+    value = value.view(np.float32) if dtype == "bfloat16" else value
+    got = host_array(_input(dtype), value)
+    assert got.dtype == (np.float32 if dtype == "bfloat16" else np.dtype(dtype))
+    np.testing.assert_array_equal(got, value)
+
+
+@pytest.mark.parametrize("dtype, value, why", [
+    ("float16", np.zeros((2, 3)), "given float64 [2, 3]: float64 does not convert to float16 exactly; "
+                                  "convert it to float16 first"),
+    ("float16", np.zeros((2, 3), np.float32), "given float32 [2, 3]: float32 does not convert to float16 exactly"),
+    ("float16", np.ones((2, 3), np.int32), "given int32 [2, 3]: int32 does not convert to float16 exactly"),
+    ("float16", np.ones((2, 3), bool), "given bool [2, 3]: bool does not convert to float16 exactly"),
+    ("float16", np.full((2, 3), 1 + 2j), "given complex128 [2, 3]: complex128 does not convert to float16 exactly"),
+    ("float32", np.zeros((2, 3), np.float16), "given float16 [2, 3]: float16 does not convert to float32 exactly"),
+    ("float16", np.zeros((3, 2), np.float16), "given float16 [3, 2]: the program was compiled for static shapes; "
+                                              "compile it for [3, 2] to run those"),
+    ("bfloat16", np.full((2, 3), 0.1, np.float32), "given float32 [2, 3]: float32 values that are not bfloat16 "
+                                                   "numbers; round them to bfloat16 first"),
+    ("int32", np.array([[0, 1, 2], [3, 4, 2 ** 40]]), "given int64 [2, 3]: value 1099511627776 does not fit in "
+                                                      "int32 (the program stages this input as int32)"),
+    ("int32", np.ones((2, 3), bool), "given bool [2, 3]: bool does not convert to int32 exactly; give integers"),
+    ("int32", np.ones((2, 3), np.float32), "given float32 [2, 3]: float32 does not convert to int32 exactly"),
+    ("int8", np.full((2, 3), 300), "given int64 [2, 3]: value 300 does not fit in int8"),
+], ids=["float64", "float32", "int32", "bool", "complex", "float16-for-float32", "shape", "bfloat16-inexact",
+        "ids-too-big", "bool-ids", "float-ids", "int8-range"])
+def test_host_array_refuses_what_does_not_convert_exactly(dtype, value, why):
+    """One error at the inputs' file naming the input, the expected and the given dtype and shape;
+    never numpy's ComplexWarning or a silent cast."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(SpyreError) as info:
+            host_inputs(Manifest((_input(dtype),), (), 1), {"x": value}, "in.npz")
+    assert info.value.loc == "in.npz"
+    assert info.value.msg.startswith(f"input 'x' expects {dtype} [2, 3], {why}"), info.value.msg
 
 
 def test_schema_comes_from_the_environment_and_catches_violations(tmp_path, monkeypatch):

@@ -189,3 +189,72 @@ def test_overflowing_output_is_one_warning_in_our_words(tmp_path):
     assert err.splitlines() == [f"{out}: warning: output 'mul_1' holds inf at index {tuple(map(int, first))} "
                                 f"({count} of {result.size} elements are inf or nan): float16 overflows to inf "
                                 "beyond 65504 in magnitude"]
+
+
+PARAMETER_MODEL = """
+import torch
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.linspace(-1, 1, 128, dtype=torch.float16))
+
+    def forward(self, x, y):
+        return {"scaled": x * self.w + y, "exp": (x - y).exp()}
+
+
+def build():
+    torch.manual_seed(0)
+    return Scaled(), (torch.randn(64, 128, dtype=torch.float16), torch.randn(64, 128, dtype=torch.float16))
+"""
+
+
+@pytest.fixture(scope="module")
+def scaled(tmp_path_factory):
+    """PARAMETER_MODEL (a parameter ``p_w``, user inputs ``x`` and ``y``, a dict of two outputs),
+    compiled on 4 cores: the model file and the directory."""
+    from spyre_mlir.tools.spyre_compile import main as compile_main
+
+    root = tmp_path_factory.mktemp("scaled")
+    (root / "model.py").write_text(PARAMETER_MODEL)
+    assert compile_main([f"{root / 'model.py'}:build", "-o", str(root / "out"), "--cores", "4"]) == 0
+    return root / "model.py", root / "out"
+
+
+def _other_inputs(**more: np.ndarray) -> dict[str, np.ndarray]:
+    """User inputs unlike the factory's example inputs (another seed, three times larger)."""
+    rng = np.random.default_rng(7)
+    return {"x": (3 * rng.standard_normal((64, 128))).astype(np.float16),
+            "y": rng.standard_normal((64, 128)).astype(np.float16), **more}
+
+
+@pytest.mark.parametrize("with_parameter", [True, False], ids=["parameter-given", "parameter-left-out"])
+def test_check_runs_eager_on_the_inputs_file(scaled, tmp_path, capsys, with_parameter):
+    """With --inputs and --check, the model runs on the file's arrays, as the interpreter does
+    (not on the factory's example inputs); a parameter the file leaves out is the model's."""
+    import torch
+
+    model, out = scaled
+    weight = torch.linspace(-1, 1, 128, dtype=torch.float16).numpy()  # the model's own
+    inputs = _other_inputs(**({"p_w": weight} if with_parameter else {}))
+    np.savez(tmp_path / "in.npz", **inputs)
+    capsys.readouterr()
+    code = main([str(out), "--inputs", str(tmp_path / "in.npz"), "--check", f"{model}:build",
+                 "--outputs", str(tmp_path / "o.npz")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "2 output(s) match PyTorch eager" in captured.out
+    x, y = (torch.from_numpy(inputs[n]) for n in "xy")
+    with np.load(tmp_path / "o.npz") as saved:
+        np.testing.assert_allclose(saved[saved.files[1]].astype(np.float32), (x - y).exp().float().numpy(),
+                                   rtol=1e-2, atol=1e-2)
+
+
+def test_check_refuses_a_parameter_that_is_not_the_models(scaled, tmp_path, capsys):
+    model, out = scaled
+    np.savez(tmp_path / "in.npz", **_other_inputs(p_w=np.zeros(128, np.float16)))
+    assert main([str(out), "--inputs", str(tmp_path / "in.npz"), "--check", f"{model}:build"]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{tmp_path / 'in.npz'}: error: 'p_w' differs from the model's parameter (--check runs '{model}:build' "
+        "with its own): leave 'p_w' out of the inputs (the model's is staged) or give the model's values"]
