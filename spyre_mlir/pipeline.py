@@ -253,16 +253,32 @@ class CompiledProgram:
         if self.temporary is not None:
             weakref.finalize(self, shutil.rmtree, self.temporary, ignore_errors=True)
 
-    def run(self, *tensors: Any) -> dict[str, Any]:
-        """Outputs by name (numpy arrays) of the program for its user inputs ``tensors``
-        (numpy arrays or torch tensors, in the order of the compiled function's arguments)."""
-        from spyre_mlir.importer.loader import manifest_inputs
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """What the model returns for the user inputs ``args`` and ``kwargs``, computed on the
+        interpreter: torch tensors of the model's dtypes, in the model's output structure (a
+        tensor, a tuple, list or dict of them, a transformers ``ModelOutput``).
+
+        The inputs are taken as the model takes them, positionally or by the names of its
+        arguments (numpy arrays or torch tensors); parameters, buffers and lifted constants come
+        from the exported program.  An input of another shape or dtype than the compiled
+        program's is one :class:`SpyreError` naming it: only exact conversions are made (int64
+        token ids that fit in int32; :func:`spyre_mlir.interpreter.runner.host_array`).
+        """
+        from spyre_mlir.importer.loader import model_outputs
+
+        outputs, _stats = self.run_by_name(*args, **kwargs)
+        return model_outputs(self.program, list(outputs.values()))
+
+    def run_by_name(self, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], Any]:
+        """:meth:`run`'s raw form, as :func:`spyre_mlir.interpreter.run` returns it: the outputs by
+        manifest name (numpy arrays, in the manifest's order) and the run's statistics
+        (:class:`spyre_mlir.interpreter.RunStats`)."""
+        from spyre_mlir.importer.loader import call_inputs, manifest_inputs
         from spyre_mlir.interpreter import run
         from spyre_mlir.manifest import read_manifest
 
-        inputs = manifest_inputs(self.program, tensors, read_manifest(self.directory), "run()")
-        outputs, _stats = run(self.directory, inputs)
-        return outputs
+        user = call_inputs(self.program, args, kwargs, "run()")
+        return run(self.directory, manifest_inputs(self.program, user, read_manifest(self.directory), "run()"))
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,

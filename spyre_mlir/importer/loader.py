@@ -1,9 +1,10 @@
 # Loading models for the tools: `model.py:factory` specs and `.pt2` files,
 # exporting `(module_or_callable, example_inputs)` with hints preserved,
 # staging a program's tensors as the inputs of its compiled manifest, and
-# its user inputs back as the model's arguments.  Reads Python files and .pt2
-# archives; writes nothing.  Shared by spyre-import, spyre-compile, spyre-run
-# and spyre_mlir.compile.
+# mapping between a call of the model and the manifest: its arguments to the
+# manifest's inputs and back, the manifest's outputs to what the model
+# returns.  Reads Python files and .pt2 archives; writes nothing.  Shared by
+# spyre-import, spyre-compile, spyre-run and spyre_mlir.compile.
 """Model loading for the command-line tools.
 
 ``load_program("examples/add_mul_nested.py:build")`` imports the file by path,
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.fx.traceback as fx_traceback
-from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_structure, tree_unflatten
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
 from spyre_mlir.importer.core import graph_inputs, input_name, user_frame
@@ -206,6 +207,41 @@ def manifest_inputs(program: torch.export.ExportedProgram, user_inputs: Any, man
     return {arg.name: values[arg.name] for arg in manifest.inputs}
 
 
+def call_inputs(program: torch.export.ExportedProgram, args: Sequence[Any], kwargs: Mapping[str, Any],
+                what: str) -> list[Any]:
+    """The user inputs of the call ``model(*args, **kwargs)``, flattened in the order of
+    ``program``, the model's exported program (what :func:`manifest_inputs` takes).
+
+    Inputs are taken as the model takes them: positionally, or by the names of the
+    exported forward's arguments, each structured as the example input it was exported
+    with.  A missing, unknown, repeated or differently structured input is one
+    :class:`SpyreError` naming it; ``what`` names the call in errors.
+    """
+    in_spec = program.call_spec.in_spec
+    positional, keywords = in_spec.child(0).num_children, list(in_spec.child(1).context)
+    names = list(program.module_call_graph[0].signature.forward_arg_names)
+    assert names[positional:] == keywords, (names, keywords)
+    if len(args) > positional:
+        raise SpyreError(f"{what} takes {positional} positional input(s) ({', '.join(names[:positional])}), "
+                         f"given {len(args)}")
+    given = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise SpyreError(f"{what} got an unknown input '{name}' (the program's inputs: {', '.join(names)})")
+        if name in given:
+            raise SpyreError(f"{what} got input '{name}' twice, by position and by name")
+        given[name] = value
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise SpyreError(f"{what} is missing input(s) {', '.join(repr(name) for name in missing)}")
+    expected = [*in_spec.child(0).children(), *in_spec.child(1).children()]
+    for name, spec in zip(names, expected):
+        if tree_structure(given[name]) != spec:
+            raise SpyreError(f"{what}: input '{name}' is not structured as the example input the program was "
+                             "exported with (a tensor, or the same tuples, lists and dicts of tensors)")
+    return tree_flatten((tuple(given[n] for n in names[:positional]), {n: given[n] for n in keywords}))[0]
+
+
 def model_arguments(program: torch.export.ExportedProgram, inputs: Mapping[str, Any], example: Any) -> Any:
     """The model's arguments that give ``program`` the user inputs ``inputs`` (host arrays by
     manifest name): torch tensors of the dtypes of the example arguments ``example`` (the
@@ -215,3 +251,18 @@ def model_arguments(program: torch.export.ExportedProgram, inputs: Mapping[str, 
     names = [input_name(s) for s in program.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
     tensors = [torch.tensor(np.asarray(inputs[name])).to(like.dtype) for name, like in zip(names, leaves, strict=True)]
     return tree_unflatten(tensors, spec)
+
+
+def model_outputs(program: torch.export.ExportedProgram, outputs: Sequence[np.ndarray]) -> Any:
+    """The host arrays ``outputs`` of the manifest compiled from ``program`` (in its order, the
+    graph's user outputs) as the model returns them: torch tensors of the model's dtypes, in the
+    model's output structure (``program.call_spec.out_spec``: a tensor, a tuple, list or dict, a
+    transformers ``ModelOutput``)."""
+    output = next(node for node in program.graph.nodes if node.op == "output")
+    values = [node.meta["val"] for node, spec in zip(output.args[0], program.graph_signature.output_specs,
+                                                     strict=True) if spec.kind.name == "USER_OUTPUT"]
+    if len(values) != len(outputs):
+        raise SpyreError(f"the exported program returns {len(values)} tensors, the manifest has {len(outputs)} "
+                         "outputs; was the directory compiled from it?")
+    tensors = [torch.from_numpy(np.ascontiguousarray(array)).to(value.dtype) for array, value in zip(outputs, values)]
+    return tree_unflatten(tensors, program.call_spec.out_spec)

@@ -92,8 +92,9 @@ def test_compile_then_run_through_the_public_api(tmp_path):
     torch.manual_seed(0)
     a, b, c = (_randn(64, 256) for _ in range(3))
     program = spyre_mlir.compile(lambda a, b, c: (a + b) * c, (a, b, c), cores=4, out_dir=tmp_path / "out")
-    (got,) = program.run(a, b, c).values()
-    compare("out", got, ((a + b) * c).numpy(), tolerance_for("float16"))
+    got = program.run(a, b, c)
+    assert got.dtype == torch.float16
+    compare("out", got.numpy(), ((a + b) * c).numpy(), tolerance_for("float16"))
 
 
 def test_compiling_twice_gives_identical_bytes(tmp_path, imported):

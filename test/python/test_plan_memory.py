@@ -376,7 +376,7 @@ def test_compile_api_takes_an_lx_solver(tmp_path):
     x = torch.randn(64, 128, dtype=torch.float16)
     program = spyre_mlir.compile(lambda t: t.exp() * t + t, (x,), cores=4, lx_solver="bestfit",
                                  out_dir=tmp_path / "api")
-    (got,) = program.run(x).values()
+    got = program.run(x).numpy()
     expected = (x.float().exp() * x.float() + x.float()).numpy()
     _check_close(got, expected)
     with pytest.raises(SpyreError, match="unknown lx-solver 'nope'"):
