@@ -326,6 +326,20 @@ class _SpecBuilder:
                                      f"storage extent {extent} (the op iterates the padded sizes {list(sizes)}); "
                                      "its layout lacks the padding the op needs")
 
+    def check_result_keeps(self, result: _Tensor, sizes: Sequence[int]) -> None:
+        """The result of a pointwise or data-movement op is labelled by every iteration dim the op
+        iterates over more than one element (padding included): only a reduction or a matmul
+        drops a dim.
+        A dim of extent 1 padded to a whole stick (an operand sticked on it) that the result
+        lacks would make each element of the result many values."""
+        if self.func.kind in (OpKind.REDUCTION, OpKind.MATMUL):
+            return
+        for d, label in enumerate(self.labels):
+            if sizes[d] > 1 and label not in result.labels:
+                raise self.error(f"the result is not indexed by iteration dim d{d}, which the op iterates over "
+                                 f"{sizes[d]} elements (the {self.space[d]} of its extent padded to whole sticks "
+                                 "of an operand sticked on it)")
+
     def splits(self, sizes: Sequence[int]) -> list[int]:
         splits = list(self.op.get_core_splits() or (1,) * len(self.space))
         if math.prod(splits) > self.cores:
@@ -371,6 +385,7 @@ class _SpecBuilder:
             tensors[self.out] = self.reduction_result(tensors[self.out], tensors[0])
         sizes = self.padded_sizes(tensors)
         self.check_extents(sizes)
+        self.check_result_keeps(tensors[self.out], sizes)
         splits = self.splits(sizes)
         order = slice_order(self.op) or (0,)  # a rank-0 op iterates one 1-element dim
         cores = math.prod(splits)

@@ -101,6 +101,12 @@ class SdscKernel:
         """Iteration dims the output does not keep (cores differing only there share an output slice):
         a reduction's output labels them with ``scale_`` -1 or -2 (torch-spyre's form, checked when
         the file is read), a matmul's output lacks its contraction dim."""
+        if op.kind in (OpKind.POINTWISE, OpKind.DATA_MOVEMENT):
+            dropped = next((label for label in self.reduced if spec.core_sizes[label] > 1), None)
+            if dropped is not None:
+                raise SpyreError(f"{out.name}: the output of '{spec.op_name}' does not keep label "
+                                 f"'{dropped}', which each core iterates over {spec.core_sizes[dropped]} elements "
+                                 "(only a reduction or a matmul drops a label)", loc=spec.filename)
         self.full_shape = tuple(1 if label in self.reduced else spec.core_sizes[label] for label in spec.labels)
         """Per-core shape of a result over all iteration dims."""
         self.cohorts = _cohorts(spec, self.reduced)

@@ -15,6 +15,8 @@ import pytest
 import torch
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.interpreter.compare import OutputMismatch
 
 from e2e_support import ImportedPrograms, Program, compile_and_check
 
@@ -133,6 +135,9 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "k_tiled_matmul_then_short_reduction": lambda: (
         _k_tiled_then_short_reduction, _inputs({"R": 96, "K": 128, "A": 64}, "RK", "KA")),
     "bfloat16_sum_then_matmul": _bfloat16_sum_then_matmul,
+    "select_of_a_transposed_copy": lambda: (
+        lambda x: torch.sigmoid(x.t().unsqueeze(0).reshape(100, -1))[0].to(torch.bfloat16),
+        _inputs({"T": 192, "R": 100}, "TR")),
 }
 """Each regression program: ``(kernel, example inputs)``."""
 
@@ -281,8 +286,22 @@ def test_a_reduction_tiled_at_two_levels_around_an_output_level(imported, tmp_pa
 
 def test_a_bfloat16_sum_then_matmul_is_compared_at_bfloat16_precision(imported, tmp_path):
     """A bf16 [256, 192] sum over 256 rows, then a matmul over 192: eager rounds every partial sum
-    to 8 bits, the device holds bf16 as SEN169_FP16, and the two differed by 0.02 on 0.22, past
+    to 8 bits, the device then held bf16 as SEN169_FP16, and the two differed by 0.02 on 0.22, past
     the float16 tolerance the check applied to bf16 (``compare.TOLERANCES``)."""
     declare_tensor_dim("H", 256)
     declare_tensor_dim("rows", 192)
     _check("bfloat16_sum_then_matmul", imported, tmp_path, (30,))
+
+
+def test_a_copy_that_selects_one_element_of_each_stick_is_never_an_internal_error(imported, tmp_path):
+    """``sigmoid(x.t())[0]`` of an x [192, 100]: the restickify copying row 0 of a storage sticked on
+    its rows iterates that row padded to a whole stick (64 elements) while its result has no such
+    dim, and the interpreter crashed broadcasting 64 values into one (``ValueError``).  The lowering
+    now refuses such a result (``check_result_keeps``), and the interpreter refuses an SDSC file whose
+    pointwise or data-movement output drops a label: a located error, or a match once the copy
+    can be expressed."""
+    try:
+        _check("select_of_a_transposed_copy", imported, tmp_path, (1, 27))
+    except SpyreError as e:
+        assert not isinstance(e, OutputMismatch)
+        assert "the result is not indexed by iteration dim" in e.msg and e.location()
