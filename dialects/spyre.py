@@ -85,6 +85,7 @@ from spyre_mlir import opfuncs
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import FORMAT_BYTES, SpyreConfig, data_format
 from spyre_mlir.layout import ABSENT, StickLayout, stick_layout
+from spyre_mlir.limits import ALIGNMENT
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
 # --------------------------------------------------------------------------
@@ -409,9 +410,9 @@ class PlacementAttr(ParametrizedAttribute):
     def verify(self) -> None:
         if self.kind.data not in tuple(PlacementKind):
             raise VerifyException(f"#spyre.placement: unknown kind '{self.kind.data}'")
-        if self.placement_kind in (PlacementKind.LX, PlacementKind.POOL) and self.value.data % 128:
+        if self.placement_kind in (PlacementKind.LX, PlacementKind.POOL) and self.value.data % ALIGNMENT:
             raise VerifyException(
-                f"#spyre.placement: {self.kind.data} offset {self.value.data} is not 128-byte aligned")
+                f"#spyre.placement: {self.kind.data} offset {self.value.data} is not {ALIGNMENT}-byte aligned")
 
 
 def _float_text(value: float) -> str:

@@ -90,6 +90,7 @@ from spyre_mlir.dialects.spyre import (
     tensor_layout,
 )
 from spyre_mlir.hardware import round_up
+from spyre_mlir.limits import ALIGNMENT
 from spyre_mlir.opfuncs import COPY, OpKind
 
 SOLVERS = ("greedy", "firstfit", "bestfit", "valuefit")
@@ -148,7 +149,7 @@ class Buffer:
         return self.start < other.end and other.start < self.end
 
 
-def solve(buffers: Sequence[Buffer], limit: int, alignment: int = 128,
+def solve(buffers: Sequence[Buffer], limit: int, alignment: int = ALIGNMENT,
           solver: str = "greedy") -> dict[str, int | None]:
     """Offsets of ``buffers`` in a memory of ``limit`` bytes, None for those evicted (to HBM).
 
@@ -550,7 +551,7 @@ def _zeroed(value: OpResult) -> bool:
 
 
 def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
-                alignment: int = 128) -> list[PlannedValue]:
+                alignment: int = ALIGNMENT) -> list[PlannedValue]:
     """Place every compute and fill result of ``body``; write and return the placements.
 
     1. Graph outputs are kernel arguments ``<hbm, arg N>``.

@@ -1,5 +1,6 @@
 # Hardware model of the IBM Spyre accelerator: data formats, element sizes and
-# the per-compile SpyreConfig (cores, stick size, LX scratchpad, span limit).
+# the per-compile SpyreConfig (cores, stick size, LX scratchpad, span limit; the
+# hardware's values are spyre_mlir.limits).
 # Reads the environment variable SENCORES, once per compile, for the drivers'
 # default core count (driver_cores); writes nothing.
 """The Spyre hardware model (DESIGN §6).
@@ -21,6 +22,15 @@ from typing import Any
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.limits import (
+    ALIGNMENT,
+    LX_BYTES,
+    LX_RESERVED_BYTES,
+    MAX_CORES,
+    SPAN_LIMIT_BYTES,
+    STICK_BYTES,
+    cores_problem,
+)
 
 DATA_FORMATS: dict[str, str] = {
     "float16": "SEN169_FP16",
@@ -67,9 +77,6 @@ DLFLOAT16_MAX = (1 + 510 / 512) * 2.0 ** 32
 """The largest finite DLFloat16 (magnitude 0x7FFE, about 8.57e9): a max or min over a padded
 SEN169_FP16 stick masks with it, DLFloat16 having no infinity.  Past every float16, so a row of
 -inf still reduces to -inf once the result is float16 again (torch-spyre masks with 65504)."""
-
-MAX_CORES = 32
-"""The number of cores on one Spyre card."""
 
 CORES_ENV_VAR = "SENCORES"
 """Environment variable that sets the default core count."""
@@ -202,33 +209,34 @@ def decode_scalar(bits: int, data_format: str) -> float:
 
 @dataclass(frozen=True)
 class SpyreConfig:
-    """Machine quantities the compiler plans against; one instance per compile."""
+    """Machine quantities the compiler plans against; one instance per compile.  The target sets
+    ``cores`` and ``backend_lx_fraction``; the others are the hardware's (:mod:`spyre_mlir.limits`)."""
 
     cores: int = MAX_CORES
     """Cores the work is divided over, 1..32."""
 
-    stick_bytes: int = 128
+    stick_bytes: int = STICK_BYTES
     """Bytes in one stick, the unit of device memory layout."""
 
-    lx_bytes: int = 2 * 1024 * 1024
+    lx_bytes: int = LX_BYTES
     """Size of each core's LX scratchpad."""
 
-    lx_reserved_bytes: int = 64 * 1024
+    lx_reserved_bytes: int = LX_RESERVED_BYTES
     """LX bytes reserved by the runtime and never planned."""
 
     backend_lx_fraction: float = 0.2
     """Share of the remaining LX kept by the back end (DXP_LX_FRAC_AVAIL), 0 <= f < 1."""
 
-    span_limit_bytes: int = 65535 * 4096
-    """Largest span of one tensor one core may address."""
+    span_limit_bytes: int = SPAN_LIMIT_BYTES
+    """Largest span of one tensor one core may address (:func:`spyre_mlir.limits.span_bytes`)."""
 
-    alignment: int = 128
+    alignment: int = ALIGNMENT
     """Alignment in bytes of LX offsets and device addresses."""
 
     def __post_init__(self) -> None:
-        cores = self.cores
-        if isinstance(cores, bool) or not isinstance(cores, int) or not 1 <= cores <= MAX_CORES:
-            raise SpyreError(f"cores must be an integer between 1 and {MAX_CORES}, got {cores!r}")
+        problem = cores_problem(self.cores)
+        if problem is not None:
+            raise SpyreError(problem)
         if not 0 <= self.backend_lx_fraction < 1:
             raise SpyreError(
                 "backend_lx_fraction must satisfy 0 <= fraction < 1, "
@@ -290,7 +298,6 @@ def driver_cores(cores: int | None, who: str) -> int | None:
     try:
         value = int(env_cores)
     except ValueError:
-        raise SpyreError(f"{who}: {source}: cores must be an integer between 1 and {MAX_CORES}, "
-                         f"got '{env_cores}'") from None
+        raise SpyreError(f"{who}: {source}: {cores_problem(env_cores)}") from None
     _checked_option(source, "cores", value, who)
     return value

@@ -62,7 +62,8 @@ from typing import Any
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import MAX_CORES, SpyreConfig
+from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.limits import cores_problem
 
 FORMAT = "spyre-mlir-manifest"
 VERSION = 1
@@ -234,8 +235,8 @@ def parse_manifest(text: str, where: str = "manifest.json") -> Manifest:
     if not all(isinstance(f, str) for f in files):
         raise SpyreError("'sdsc_files' must be a list of file names", loc=where)
     cores = _field(obj, "cores", int, where)
-    if not 1 <= cores <= MAX_CORES:
-        raise SpyreError(f"'cores' must be between 1 and {MAX_CORES}, got {cores}", loc=where)
+    if (problem := cores_problem(cores)) is not None:
+        raise SpyreError(f"'cores': {problem}", loc=where)
     fraction = obj.get("backend_lx_fraction", SpyreConfig.backend_lx_fraction)
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction < 1:
         raise SpyreError(f"'backend_lx_fraction' must be a number with 0 <= f < 1, got {fraction!r}", loc=where)

@@ -56,6 +56,7 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory
 from spyre_mlir.hardware import DLFLOAT16_MAX, element_bytes, encode_scalar, round_up
 from spyre_mlir.layout import ABSENT, device_offset
+from spyre_mlir.limits import ALIGNMENT
 from spyre_mlir.opfuncs import OpKind
 
 _LABELS = ("mb", "x", "y", "i", "j", "ki", "kj")
@@ -358,9 +359,9 @@ class _SpecBuilder:
             coords = [w + lin.const + sum(c * point[d] for d, c in lin.terms)
                       for w, lin in zip(access.window, linears)]
             offset = device_offset(layout, coords)
-            if offset % 128:
+            if offset % ALIGNMENT:
                 raise self.error(f"core start of {self.what(t)} at host coordinates {coords} is not "
-                                 "128-byte aligned; core splits must give whole sticks")
+                                 f"{ALIGNMENT}-byte aligned; core splits must give whole sticks")
             offsets.append(offset)
         return offsets
 

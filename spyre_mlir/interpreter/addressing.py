@@ -63,6 +63,15 @@ from spyre_mlir.hardware import FORMAT_NUMPY_DTYPES, SpyreConfig
 from spyre_mlir.interpreter.casts import store, to_float32
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec, TensorSpec
+from spyre_mlir.limits import (
+    alignment_problem,
+    allocation_problem,
+    lx_problem,
+    span_bytes,
+    span_problem,
+    tensor_box,
+    whole_sticks_problem,
+)
 
 
 @dataclass(frozen=True)
@@ -85,8 +94,8 @@ class Geometry:
 
     @functools.cached_property
     def span(self) -> int:
-        """Bytes from a core's first element to one past its last."""
-        return sum((n - 1) * s for n, s in zip(self.shape, self.strides)) + self.tensor.word_bytes
+        """Bytes from a core's first element to one past its last (:func:`spyre_mlir.limits.span_bytes`)."""
+        return span_bytes(self.shape, self.strides, self.tensor.word_bytes)
 
     @functools.cached_property
     def nbytes(self) -> int:
@@ -135,29 +144,18 @@ def geometry(spec: SdscSpec, tensor: TensorSpec) -> Geometry:
         if scale != SCALE_KEPT and factor > 1 and alpha != 0:
             raise fail(f"coordinates_ core_fold of '{label}' (scale_ {scale}) advances {alpha} elements per "
                        f"core; {factor} cores share the tensor's element there, alpha must be 0")
-    for label in (tensor.stick_label,):
-        if core[label] % stick or full[label] % stick:
-            raise fail(f"stick dim '{label}' extent {core[label]} per core / {full[label]} in all is not a "
-                       f"whole number of {stick}-element sticks")
-
-    def units(label: str, extents: Mapping[str, int]) -> int:
-        return extents[label] // stick if label == tensor.stick_label else extents[label]
-
-    stride: dict[str, int] = {}
-    step = stick * tensor.word_bytes
-    for label in tensor.layout_order:
-        stride[label] = step
-        step *= units(label, full)
+    problem = whole_sticks_problem(tensor.stick_label, core[tensor.stick_label], full[tensor.stick_label], stick)
+    if problem is not None:
+        raise fail(problem)
+    shape, strides, stride = tensor_box(tensor.layout_order, tensor.stick_label, stick, tensor.word_bytes, core, full)
     outer_first = tuple(reversed(tensor.layout_order))
-    shape = tuple(units(label, core) for label in outer_first) + (stick,)
-    strides = tuple(stride[label] for label in outer_first) + (tensor.word_bytes,)
     dims = tuple(label for label in spec.labels if label in tensor.layout_order)
     to_logical: list[int] = []
     for label in dims:
         to_logical.append(outer_first.index(label))
         if label == tensor.stick_label:
             to_logical.append(len(outer_first))
-    slice_step = {label: units(label, core) * stride[label] if tensor.scale[label] == SCALE_KEPT else 0
+    slice_step = {label: shape[outer_first.index(label)] * stride[label] if tensor.scale[label] == SCALE_KEPT else 0
                   for label in dims}
     return Geometry(tensor, dims, core, shape, strides, slice_step, tuple(to_logical))
 
@@ -173,28 +171,25 @@ class Access:
 
 
 def check_start(spec: SdscSpec, g: Geometry, core: int, start: int, device: Device) -> None:
-    """Check ``start`` for ``core``: alignment, span, and bounds of LX or of the HBM allocation."""
+    """Check ``start`` for ``core`` against the limits (:mod:`spyre_mlir.limits`): alignment, span,
+    and bounds of LX or of the HBM allocation."""
     tensor, config = g.tensor, device.config
 
     def fail(msg: str) -> SpyreError:
         return SpyreError(f"{tensor.name} on core {core}: {msg}", loc=spec.filename)
 
-    if start % config.alignment:
-        raise fail(f"start address {start} is not {config.alignment}-byte aligned")
-    if g.span > config.span_limit_bytes:
-        raise fail(f"per-core span {g.span} bytes exceeds the limit of {config.span_limit_bytes}")
+    for problem in (alignment_problem(start, config.alignment), span_problem(g.span, config.span_limit_bytes)):
+        if problem is not None:
+            raise fail(problem)
     if tensor.component == "lx":
-        if core >= config.cores:
-            raise fail(f"core {core} does not exist ({config.cores} cores)")
-        if start < 0 or start + g.span > config.usable_lx_bytes:
-            raise fail(f"LX offset {start} + {g.span} bytes exceeds the usable LX of {config.usable_lx_bytes} bytes")
+        if (problem := lx_problem(start, g.span, config.usable_lx_bytes)) is not None:
+            raise fail(problem)
         return
     alloc = device.locate(start)
-    offset = start - alloc.base if alloc is not None else -1
-    if alloc is None or offset + g.span > alloc.arg.nbytes:
-        owner = f"argument '{alloc.arg.name}' ({alloc.arg.nbytes} bytes)" if alloc else "no allocation"
-        raise fail(f"HBM bytes [{start:#x}, {start + g.span:#x}) fall outside their allocation: "
-                   f"offset {offset} in {owner}")
+    problem = allocation_problem(start - alloc.base, g.span, alloc.arg.nbytes) if alloc else "no allocation holds it"
+    if problem is not None:
+        owner = f" of argument '{alloc.arg.name}'" if alloc else ""
+        raise fail(f"HBM start {start:#x}{owner}: {problem}")
 
 
 def check_origins(spec: SdscSpec, g: Geometry, starts: Sequence[int]) -> None:
@@ -343,7 +338,7 @@ class TensorAccess:
         assert label != g.tensor.stick_label
         axis = len(g.shape) - 2 - g.tensor.layout_order.index(label)
         shape = [rows if a == axis else n for a, n in enumerate(g.shape)]
-        span = sum((n - 1) * stride for n, stride in zip(shape, g.strides)) + g.tensor.word_bytes
+        span = span_bytes(shape, g.strides, g.tensor.word_bytes)
         if self.base + span > len(self.buffer):
             raise SpyreError(f"{g.tensor.name}: its {rows} rows along '{label}' ({span} bytes) fall outside "
                              "its allocation", loc=self.spec.filename)
@@ -411,7 +406,6 @@ def _fits(spec: SdscSpec, g: Geometry, where: Placement, first: int, device: Dev
     if not (where.aligned and first % config.alignment == 0 and g.span <= config.span_limit_bytes):
         return False
     if g.tensor.component == "lx":
-        return (max(spec.cores) < config.cores and first + where.low >= 0
-                and first + where.high + g.span <= config.usable_lx_bytes)
+        return first + where.low >= 0 and first + where.high + g.span <= config.usable_lx_bytes
     alloc = device.locate(first + where.low)
     return where.origins and alloc is not None and first + where.high + g.span <= alloc.base + alloc.arg.nbytes

@@ -32,6 +32,7 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import SpyreConfig, device_numpy_dtype
 from spyre_mlir.interpreter.casts import BFLOAT16_BITS, store
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
+from spyre_mlir.limits import ALIGNMENT
 from spyre_mlir.manifest import KernelArg
 
 POISON = 0xFF
@@ -41,10 +42,12 @@ wrote (padding a layout promises as zeros, a pool block another value left behin
 in the result instead of reading as the zeros of a fresh simulated device."""
 
 SEGMENT_BYTES = 16 << 30
-"""HBM allocations start at multiples of 16 GiB (argument i at (i + 1) x 16 GiB)."""
+"""HBM allocations start at multiples of 16 GiB, one after another from 16 GiB, each taking the
+segments it needs with at least one byte to spare (argument i at (i + 1) x 16 GiB while the
+arguments before it are below 16 GiB each)."""
 
-LX_GRANULE = 128
-"""LX occupancy is tracked in 128-byte granules."""
+LX_GRANULE = ALIGNMENT
+"""LX occupancy is tracked in granules of the alignment every LX offset has (128 bytes)."""
 
 
 @dataclass
@@ -87,6 +90,22 @@ def _zeros(shape: tuple[int, ...], dtype: type) -> np.ndarray:
     return np.frombuffer(mmap.mmap(-1, max(nbytes, 1)), dtype, count=math.prod(shape)).reshape(shape)
 
 
+def _segments(nbytes: int) -> int:
+    """The 16 GiB segments an allocation of ``nbytes`` takes: with at least one byte to spare, so
+    that the bytes just past it belong to no allocation."""
+    return nbytes // SEGMENT_BYTES + 1
+
+
+def hbm_bases(args: Sequence[KernelArg]) -> list[int]:
+    """The base address of each of ``args`` (in order): the first at 16 GiB, each next one past the
+    segments the one before takes."""
+    bases, base = [], SEGMENT_BYTES
+    for arg in args:
+        bases.append(base)
+        base += _segments(arg.nbytes) * SEGMENT_BYTES
+    return bases
+
+
 class Device:
     """HBM allocations plus per-core LX, with LX ownership tracking.
 
@@ -100,8 +119,12 @@ class Device:
 
     def __init__(self, args: tuple[KernelArg, ...], config: SpyreConfig):
         self.config = config
-        self.allocations = [Allocation(a, (a.index + 1) * SEGMENT_BYTES, _initial(a))
-                            for a in sorted(args, key=lambda a: a.index)]
+        ordered = sorted(args, key=lambda a: a.index)
+        self.allocations = [Allocation(a, base, _initial(a)) for a, base in zip(ordered, hbm_bases(ordered))]
+        self.segments: list[Allocation | None] = [None]
+        """The allocation each 16 GiB segment of the address space belongs to."""
+        for alloc in self.allocations:
+            self.segments += [alloc] * _segments(alloc.arg.nbytes)
         self.lx = _zeros((config.cores, config.lx_bytes), np.uint8)
         self.lx_owner = _zeros((config.cores, config.lx_bytes // LX_GRANULE), np.int64)
         self.lx_values: dict[int, str] = {}
@@ -127,9 +150,9 @@ class Device:
         return [a.base for a in self.allocations]
 
     def locate(self, address: int) -> Allocation | None:
-        """The allocation whose segment holds ``address``, or None."""
-        index = address // SEGMENT_BYTES - 1
-        return self.allocations[index] if 0 <= index < len(self.allocations) else None
+        """The allocation whose segments hold ``address``, or None."""
+        index = address // SEGMENT_BYTES
+        return self.segments[index] if 0 <= index < len(self.segments) else None
 
     def stage(self, arg: KernelArg, host: Any) -> None:
         """Write ``host`` (of ``arg``'s shape, checked by :func:`~spyre_mlir.interpreter.runner.host_inputs`)

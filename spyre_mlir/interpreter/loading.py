@@ -23,6 +23,7 @@ from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.execute import SdscKernel
 from spyre_mlir.interpreter.schema import SchemaValidator
 from spyre_mlir.interpreter.sdsc import SdscSpec, parse_sdsc
+from spyre_mlir.limits import core_problem, hbm_problem
 from spyre_mlir.manifest import KernelArg, Manifest, constant_values, read_manifest
 from spyre_mlir.mlir_text import make_context, parse_module
 
@@ -74,10 +75,22 @@ def load_output_dir(directory: str | Path, schema: SchemaValidator | None = None
                 raise SpyreError(f"sdsc_filename \"{name}\" is not listed in manifest.json 'sdsc_files'", loc=where)
             specs[name] = _load_sdsc(path, name, schema)
     config = SpyreConfig(cores=manifest.cores, backend_lx_fraction=manifest.backend_lx_fraction)
+    _check_limits(manifest, specs, config, str(root / "manifest.json"))
     kernels = {name: SdscKernel(spec) for name, spec in specs.items()}
     constants = {arg.name: read_constant_data(root, arg) for arg in manifest.constants if arg.data is not None}
     return OutputDir(root, manifest, module, function, compile_bundle(function), specs, config, kernels,
                      constants, _read_prediction(root, manifest))
+
+
+def _check_limits(manifest: Manifest, specs: dict[str, SdscSpec], config: SpyreConfig, where: str) -> None:
+    """The limits a directory must meet before it runs (:mod:`spyre_mlir.limits`): its arguments
+    within the device memory, every core an SDSC file uses among the target's."""
+    if (problem := hbm_problem(sum(arg.nbytes for arg in manifest.args))) is not None:
+        raise SpyreError(problem, loc=where)
+    for name, spec in specs.items():
+        for core in spec.cores:
+            if (problem := core_problem(core, config.cores)) is not None:
+                raise SpyreError(f"coreIdsUsed_: {problem}", loc=name)
 
 
 def _read_prediction(root: Path, manifest: Manifest) -> dict[str, dict[str, float]] | None:

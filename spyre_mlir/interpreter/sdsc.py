@@ -23,6 +23,7 @@ from typing import Any
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import FORMAT_BYTES, decode_scalar
+from spyre_mlir.limits import stick_problem
 from spyre_mlir.opfuncs import OpFunc, OpKind, lookup
 
 SCALE_KEPT, SCALE_REDUCED, SCALE_STICK_REDUCED = 1, -1, -2
@@ -328,8 +329,8 @@ def _tensor(r: _Reader, lds: dict, lpath: str, node: dict, npath: str, layouts: 
     if len(stick_dims) != 1 or len(stick_sizes) != 1 or stick_dims[0] not in order:
         raise r.fail(f"{ipath}.{ds_type}", f"expected one stick dim among {list(order)}, got {stick_dims}")
     stick = r.integer(stick_sizes[0], f"{ipath}.{ds_type}.stickSize_[0]")
-    if stick < 1 or stick * word != 128:
-        raise r.fail(f"{ipath}.{ds_type}.stickSize_", f"{stick} elements of {word} bytes is not a 128-byte stick")
+    if (problem := stick_problem(stick, word)) is not None:
+        raise r.fail(f"{ipath}.{ds_type}.stickSize_", problem)
     scale_list = r.get(lds, "scale_", list, lpath)
     if len(scale_list) != len(order):
         raise r.fail(f"{lpath}.scale_", f"{len(scale_list)} entries for {len(order)} dims {list(order)}")

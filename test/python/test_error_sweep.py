@@ -263,7 +263,7 @@ CASES: dict[str, Case] = {
     "run-manifest-bad-shape": Case("spyre-run", ("out",), "out/manifest.json: args[0]",
                                    ("'shape' must be a list of integers",),
                                    corrupt=edit_json("manifest.json", set_arg_shape)),
-    "run-manifest-33-cores": Case("spyre-run", ("out",), "out/manifest.json", ("'cores' must be between 1 and 32",),
+    "run-manifest-33-cores": Case("spyre-run", ("out",), "out/manifest.json", ("'cores': cores must be an integer between 1 and 32",),
                                   corrupt=edit_json("manifest.json", lambda m: m.update(cores=33))),
     "run-sdsc-missing": Case("spyre-run", ("out",), "sdsc_1.json", ("cannot read the SDSC file", "No such file"),
                              corrupt=remove("sdsc_1.json")),

@@ -165,6 +165,24 @@ def test_per_core_span_over_the_limit(tmp_path, inputs):
     assert "per-core span" in _outcome(out, inputs) and "exceeds the limit of 268431360" in _outcome(out, inputs)
 
 
+def test_core_beyond_the_targets_cores(tmp_path, inputs):
+    """The reference files run on 32 cores; a manifest of 16 cores has no core 16."""
+    out = reference_bundle_dir(tmp_path)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "cores": 16}))
+    assert _outcome(out, inputs) == "sdsc_0.json: coreIdsUsed_: core 16 does not exist (16 cores)"
+
+
+def test_arguments_beyond_the_device_memory(tmp_path, inputs):
+    """Arguments that take more than the card's 128 GB are refused at load, before any is allocated."""
+    out = reference_bundle_dir(tmp_path)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["args"][3]["nbytes"] = 128 << 30
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert _outcome(out, inputs).endswith(f"manifest.json: the HBM allocations take {(128 << 30) + 3 * (8 << 20)} "
+                                          "bytes, more than the 137438953472 bytes of device memory")
+
+
 def test_overlapping_live_lx_values(tmp_path, inputs):
     """A second add writes LX [16384, 49152) while y (LX [0, 32768)) is still to be read by the mul."""
     out = reference_bundle_dir(tmp_path)
