@@ -76,15 +76,19 @@ Rules (DESIGN §7):
   the pass changes nothing.
 * **Span overflow.**  With ``span-tiling`` (default), a compute op that work
   division could not keep within the per-core span limit on the cores of the
-  module's ``#spyre.target`` gets a loop over the driver of its outermost
-  spanning device dim, with the smallest count that makes it fit and keeps
-  whole sticks.
+  module's ``#spyre.target`` gets loops (:func:`span_levels`): the driver of
+  the outermost spanning device dim of a tensor over the limit is tiled by the
+  smallest count that keeps whole sticks and makes the op fit (else that
+  tensor, else as far as it goes), and so on until the op fits.  Spans are
+  those of the tensors' storage (:mod:`spyre_mlir.analysis.work`): a tile in a
+  loop, hinted or not, is a window of the whole tensor and steps by its
+  strides, so tiling shrinks a span only along the dims it divides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -105,7 +109,7 @@ from xdsl.rewriter import InsertPoint
 
 from spyre_mlir.analysis.assembly import assembled_by
 from spyre_mlir.analysis.linear import Linear, affine_linear, affine_sum
-from spyre_mlir.analysis.work import PieceSpace, reduce_spans, stick_pieces, work_problem
+from spyre_mlir.analysis.work import PieceSpace, WorkProblem, reduce_spans, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -796,9 +800,9 @@ def tile_hinted_groups(func: FuncOp) -> list[TilingResult]:
 # --------------------------------------------------------------------------
 
 
-def _fits(op: ComputeOp, config: SpyreConfig, sizes: Sequence[int]) -> bool:
-    """True when work division can keep every tensor of ``op`` within the span limit with ``sizes``."""
-    problem = work_problem(op)
+def _fits(problem: WorkProblem, config: SpyreConfig, sizes: Sequence[int]) -> bool:
+    """True when work division can keep every tensor of ``problem`` within the span limit on a
+    tile of ``sizes`` (each tensor's strides those of its storage, which tiling does not change)."""
     space = PieceSpace(tuple(sizes), stick_pieces(sizes, problem.tensors))
     try:
         reduce_spans(problem, space, config)
@@ -807,43 +811,54 @@ def _fits(op: ComputeOp, config: SpyreConfig, sizes: Sequence[int]) -> bool:
     return True
 
 
-def span_level(op: ComputeOp, config: SpyreConfig) -> Level | None:
-    """The loop level that brings ``op`` within the span limit, None when it fits already.
+def span_levels(op: ComputeOp, config: SpyreConfig) -> list[Level]:
+    """The loop levels that bring ``op`` within the span limit, none when it fits already.
 
-    The level divides the first driver of the outermost spanning device dim of
-    the first tensor that does not fit, by its smallest stick-aligned divisor
-    that fits; none is an error naming the dim.
+    While work division could not keep the tile within the limit, the first tensor over it
+    whole has its outermost spanning device dim's first divisible driver tiled: by the smallest
+    stick-aligned count that makes the op fit, else the smallest that makes that tensor fit, else
+    the largest (the dim then spans a position at a time and the next dim in decides).  One level
+    per tiled dim, in iteration order; no count left is an error naming the op.
     """
-    sizes = op.get_iteration_space()
-    if _fits(op, config, sizes):
-        return None
     problem = work_problem(op)
-    space = PieceSpace(tuple(sizes), stick_pieces(sizes, problem.tensors))
-    # Work division fails only when some tensor is over the limit without splits.
-    over = next(t for t in problem.tensors if space.span(t, {}) > config.span_limit_bytes)
-    spanning = next(dim for dim in over.dims if dim.positions(sizes) > 1)
-    d = min(spanning.coord.used_dims(), default=0)
+    sizes = list(op.get_iteration_space())
+    counts: dict[int, int] = {}
+    while not _fits(problem, config, sizes):
+        space = PieceSpace(tuple(sizes), stick_pieces(sizes, problem.tensors))
+        over = next(t for i, t in enumerate(problem.tensors)
+                    if i not in problem.shared and space.span(t, {}) > config.span_limit_bytes)
+        spanning = next(dim for dim in over.dims if dim.positions(space.padded_per_core({})) > 1)
+        choices = [(d, _tile_counts(sizes[d], space.piece_elems[d])) for d in sorted(spanning.coord.used_dims())]
+        d, options = next(((d, c) for d, c in choices if c), (None, []))
+        if d is None:
+            raise SpyreError(f"'{op.name}' op: no tile count that keeps whole sticks brings {over.name} within the "
+                             f"per-core span limit of {config.span_limit_bytes} bytes on {config.cores} cores",
+                             op=op)
+        alone = replace(problem, tensors=(over,), shared=())
+
+        def tiled(count: int) -> list[int]:
+            return [s // count if i == d else s for i, s in enumerate(sizes)]
+
+        count = next((c for c in options if _fits(problem, config, tiled(c))),
+                     next((c for c in options if _fits(alone, config, tiled(c))), options[-1]))
+        counts[d] = counts.get(d, 1) * count
+        sizes = tiled(count)
     names = op.get_dim_names()
-    name = names[d][0] if names else f"d{d}"
-    piece = space.piece_elems[d]
-    for count in range(2, sizes[d] + 1):
-        if sizes[d] % count or (sizes[d] // count) % piece:
-            continue
-        trial = [s // count if i == d else s for i, s in enumerate(sizes)]
-        if _fits(op, config, trial):
-            return Level(count, name, None, (d,))
-    raise SpyreError(f"'{op.name}' op: no tile count of dim '{name}' (extent {sizes[d]}) that keeps whole "
-                     f"sticks brings its tensors within the per-core span limit of {config.span_limit_bytes} "
-                     f"bytes on {config.cores} cores", op=op)
+    return [Level(count, names[d][0] if names else f"d{d}", None, (d,)) for d, count in sorted(counts.items())]
+
+
+def _tile_counts(size: int, piece: int) -> list[int]:
+    """The counts above 1 that divide ``size`` into tiles of whole pieces, increasing."""
+    return [c for c in range(2, size + 1) if size % c == 0 and (size // c) % piece == 0]
 
 
 def tile_span_overflows(func: FuncOp, config: SpyreConfig) -> list[TilingResult]:
     """Give every compute op of ``func`` that overflows the span limit its own loop."""
     results = []
     for op in [op for op in func.walk() if isinstance(op, ComputeOp) and assembled_by(op) is None]:
-        level = span_level(op, config)
-        if level is not None:
-            results.append(tile_group(Builder(InsertPoint.before(op)), [op], [level]))
+        levels = span_levels(op, config)
+        if levels:
+            results.append(tile_group(Builder(InsertPoint.before(op)), [op], levels))
     return results
 
 

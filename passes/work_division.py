@@ -26,7 +26,10 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    the largest piece over the tensors wins.  A split counts pieces: 1024 fp16
    elements are 16 sticks, and ``core_splits`` 4 gives each core 4 sticks.
 2. Span reduction.  A core may address at most ``span_limit_bytes`` of each
-   tensor.  While a tensor's per-core span (:func:`per_core_span`) exceeds it,
+   tensor, from its first byte to one past its last over the device strides of
+   the tensor's storage (a tile written into, or read from, a window of a
+   bigger tensor steps by that tensor's strides), as the interpreter measures
+   it.  While a tensor's per-core span (:func:`per_core_span`) exceeds it,
    the iteration dims driving its outermost spanning device dim get splits
    from a Cartesian search over their divisors, total cores within the budget:
    the fit using the fewest cores, else the smallest span.  The result is a

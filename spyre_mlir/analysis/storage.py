@@ -234,6 +234,41 @@ def _leaves(value: SSAValue, outputs: dict[SSAValue, int]) -> bool:
                                    or carried_argument(u) is not None for u in value.uses)
 
 
+def storage_value(value: SSAValue) -> SSAValue:
+    """The value whose buffer holds ``value``'s elements, by the rules :class:`StorageTrace` places
+    values by, from the IR alone (before memory planning): a slice, a loop-carried value or a loop
+    result lives in the buffer of the value it comes from; a compute result inside a loop (or a
+    concatenation piece) that leaves its region, and a ``tensor.empty`` or ``spyre.fill`` whose
+    loop result does, in the buffer it goes to; any other value in its own.  Its type is the
+    storage layout, whose device strides every per-core span is measured in (work division)."""
+    if (init := carried_init(value)) is not None:
+        return storage_value(init)
+    owner = value.owner
+    if isinstance(owner, tensor.ExtractSliceOp):
+        return storage_value(owner.source)
+    if isinstance(owner, tensor.InsertSliceOp):
+        return storage_value(owner.dest)
+    if isinstance(owner, tensor.EmptyOp | FillOp):  # a loop accumulator's start lives where it ends
+        results = [r for use in value.uses if (r := carried_result(use)) is not None]
+        destination = _destination(results[0]) if len(results) == 1 else None
+    elif isinstance(owner, ComputeOp) and (_loop_depth(value) or assembled_by(owner) is not None):
+        destination = _destination(value)
+    else:
+        destination = None
+    return value if destination is None else destination
+
+
+def _destination(value: SSAValue) -> SSAValue | None:
+    """:func:`storage_value` of where ``value`` goes when it leaves its region (inserted into a
+    larger tensor or yielded by a loop), None when it does not."""
+    for use in value.uses:
+        if isinstance(use.operation, tensor.InsertSliceOp) and use.index == 0:
+            return storage_value(use.operation.dest)
+        if (carried := carried_argument(use)) is not None:
+            return storage_value(carried)
+    return None
+
+
 def planned_pool_end(body: func.FuncOp, alignment: int) -> int:
     """The end of the HBM pool blocks memory planning placed values in, as the trace uses them:
     a compute result's own placement, unless it is a concatenation piece or a loop-body value that

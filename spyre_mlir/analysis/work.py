@@ -1,15 +1,20 @@
 # Work pieces (DESIGN §8, §14): how a compute op's iteration space divides
 # over cores.  The per-core extents of a split, the per-core span of each tensor
-# (what the span limit bounds), the minimum splits that limit needs, and the one
-# core -> slice mapping.  Read by spyre-work-division (which decides the splits),
-# spyre-coarse-tile (span tiling), spyre-plan-memory (which cores write what)
-# and the lowering to SDSC.  Reads compute ops through the ComputeOp interface
-# and the target; writes nothing.
+# over its storage's device strides (what the span limit bounds, measured as the
+# interpreter measures it: spyre_mlir.limits), the minimum splits that limit
+# needs, and the one core -> slice mapping.  Read by spyre-work-division (which
+# decides the splits), spyre-coarse-tile (span tiling), spyre-plan-memory (which
+# cores write what) and the lowering to SDSC.  Reads compute ops through the
+# ComputeOp interface, where their tensors are stored (analysis.storage) and the
+# target; writes nothing.
 """The work of a compute op as cores see it.
 
 An iteration dim that runs along a tensor's stick is counted in *pieces* of
 whole sticks (:func:`stick_pieces`), so that no core gets part of a stick;
-:class:`PieceSpace` turns splits into per-core extents and spans;
+:class:`PieceSpace` turns splits into per-core extents and spans (a tensor's
+span is taken over the device strides of its storage: a tile that is a window
+of a bigger tensor, read through ``tensor.extract_slice`` or written through
+``tensor.insert_slice``, steps by that tensor's strides);
 :func:`reduce_spans` finds the minimum splits the per-core span limit needs;
 :func:`core_to_slice` in :func:`slice_order` says which slice each core works on.
 """
@@ -27,10 +32,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.analysis.linear import Linear, affine_linear
+from spyre_mlir.analysis.storage import storage_value
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr, expr_range, tensor_layout
 from spyre_mlir.hardware import SpyreConfig, element_bytes
 from spyre_mlir.layout import ABSENT
+from spyre_mlir.limits import span_bytes
 from spyre_mlir.opfuncs import OpKind
 
 
@@ -87,21 +94,15 @@ class DeviceDim:
         return len({v // self.elems_per_position for v in values})
 
 
-def per_core_span(dims: Sequence[DeviceDim], per_core: Sequence[int]) -> int:
-    """Bytes of device memory one core addresses in a tensor.
-
-    ``dims`` are the tensor's device dims outer -> inner (within-stick dim
-    excluded); ``per_core[d]`` is how many elements of iteration dim ``d`` one
-    core iterates.  The first dim along which a core covers more than one
-    position decides: positions x ``stride_bytes``.  A core inside one
-    position of every dim spans one position of the innermost dim (a stick).
-    """
-    for dim in dims:
-        count = dim.positions(per_core)
-        if count > 1:
-            return count * dim.stride_bytes
-    return dims[-1].stride_bytes
-
+def per_core_span(tensor: WorkTensor, per_core: Sequence[int]) -> int:
+    """Bytes of device memory one core addresses in ``tensor`` when it iterates ``[0, per_core[d])``
+    of each iteration dim ``d``: :func:`spyre_mlir.limits.span_bytes` of the positions it covers
+    along each device dim of the tensor's storage (the within-stick position whole), which is how
+    the interpreter measures the SDSC file (``per_core`` counting a padded last stick whole, as
+    ``N_ / splits`` does)."""
+    positions = [dim.positions(per_core) for dim in tensor.dims]
+    strides = [dim.stride_bytes for dim in tensor.dims]
+    return span_bytes((*positions, tensor.elems_per_stick), (*strides, tensor.word_bytes), tensor.word_bytes)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,8 @@ class WorkTensor:
     """How diagnostics name it: ``operand #0 (%a: tensor<...>)``."""
 
     dims: tuple[DeviceDim, ...]
-    """Its device dims outer -> inner, the within-stick dim excluded."""
+    """Its device dims outer -> inner, the within-stick dim excluded, with the strides of its storage
+    (:func:`~spyre_mlir.analysis.storage.storage_value`: the whole tensor a window of it belongs to)."""
 
     stick_coord: AffineExpr | None
     """The host coordinate along its stick dim, None for a rank-0 tensor."""
@@ -122,6 +124,9 @@ class WorkTensor:
 
     stick_bytes: int
     """Bytes of one stick: what a core moves per position it touches."""
+
+    word_bytes: int
+    """Bytes of one element."""
 
     index_map: AffineMap
     """Its host coordinates from the iteration coordinates."""
@@ -185,9 +190,12 @@ class WorkProblem:
 
 
 
-def _value_name(value: SSAValue, what: str) -> str:
+def _value_name(value: SSAValue, what: str, storage: Attribute) -> str:
     assert isinstance(value.type, TensorType)
     plain = _plain_type_text(value.type)
+    if storage != value.type:
+        assert isinstance(storage, TensorType)
+        plain = f"{plain}, a window of {_plain_type_text(storage)}"
     return f"{what} (%{value.name_hint}: {plain})" if value.name_hint else f"{what} ({plain})"
 
 
@@ -198,27 +206,30 @@ def _plain_type_text(tensor_type: TensorType) -> str:
 
 
 def work_tensor(name: str, tensor_type: Attribute, indexing_map: AffineMap) -> WorkTensor:
-    """How iteration coordinates ``indexing_map`` reach the device dims of ``tensor_type``."""
+    """How iteration coordinates ``indexing_map`` reach the device dims of ``tensor_type`` (the
+    storage of the tensor the map indexes: a window has its storage's layout but for its extents)."""
     return WorkTensor(name, *_device_reach(tensor_type, indexing_map), indexing_map)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def _device_reach(tensor_type: Attribute, indexing_map: AffineMap) -> tuple[tuple[DeviceDim, ...], AffineExpr | None,
-                                                                            int, int]:
-    """:func:`work_tensor`'s device dims, stick coordinate, elements and bytes per stick: the same
-    for every tensor of one type read through one map (the layers of a model share them)."""
+                                                                            int, int, int]:
+    """:func:`work_tensor`'s device dims, stick coordinate, elements per stick and bytes per stick and
+    element: the same for every tensor of one type read through one map (the layers of a model
+    share them)."""
     layout = tensor_layout(tensor_type)
     assert isinstance(tensor_type, TensorType)
     encoding = tensor_type.encoding
     device_size = list(encoding.sizes) if isinstance(encoding, LayoutAttr) else layout.device_size
-    stick_bytes = layout.elems_per_stick * element_bytes(layout.dtype)
+    word_bytes = element_bytes(layout.dtype)
+    stick_bytes = layout.elems_per_stick * word_bytes
     dims = []
     for j, host_dim in enumerate(layout.device_dims[:-1]):
         coord = AffineExpr.constant(0) if host_dim == ABSENT else indexing_map.results[host_dim]
         per_position = layout.elems_per_stick if host_dim == layout.stick_dim else 1
         dims.append(DeviceDim(coord, stick_bytes * math.prod(device_size[j + 1:-1]), per_position))
     stick = None if layout.stick_dim is None else indexing_map.results[layout.stick_dim]
-    return tuple(dims), stick, layout.elems_per_stick, stick_bytes
+    return tuple(dims), stick, layout.elems_per_stick, stick_bytes, word_bytes
 
 
 _PLAN_PROPERTIES = ("core_splits", "placement", "hints")
@@ -232,22 +243,32 @@ def work_problem(op: ComputeOp) -> WorkProblem:
     """The work-division view of ``op`` through the ComputeOp interface.
 
     Built once per op signature (name, operand and result types and names, every property but
-    the plan decisions): a clone of a module (spyre-auto-tile prices clones) and every stage after
+    the plan decisions, the types of its tensors' storage): a clone of a module (spyre-auto-tile prices clones) and every stage after
     the splits are decided find the problem already built, and memoize by its identity."""
+    storage = tuple(_storage_type(v) for v in (*op.inputs, op.result))
     key = (op.name, tuple((v.name_hint, v.type) for v in op.inputs), op.result.name_hint, op.result.type,
-           tuple((k, v) for k, v in op.properties.items() if k not in _PLAN_PROPERTIES), tuple(op.attributes.items()))
+           tuple((k, v) for k, v in op.properties.items() if k not in _PLAN_PROPERTIES), tuple(op.attributes.items()),
+           storage)
     problem = _PROBLEMS.get(key)
     if problem is None:
         if len(_PROBLEMS) >= _MAX_PROBLEMS:
             _PROBLEMS.clear()
-        problem = _PROBLEMS[key] = _build_problem(op)
+        problem = _PROBLEMS[key] = _build_problem(op, storage)
     return problem
 
 
-def _build_problem(op: ComputeOp) -> WorkProblem:
+def _storage_type(value: SSAValue) -> Attribute:
+    """The type of ``value``'s storage (:func:`storage_value`), or its own when that one has
+    another rank (a rank-changing slice, which the lowering refuses)."""
+    storage = storage_value(value).type
+    assert isinstance(storage, TensorType) and isinstance(value.type, TensorType)
+    return storage if storage.get_num_dims() == value.type.get_num_dims() else value.type
+
+
+def _build_problem(op: ComputeOp, storage: Sequence[Attribute]) -> WorkProblem:
     values = [*((v, f"operand #{i}") for i, v in enumerate(op.inputs)), (op.result, "result")]
-    tensors = tuple(work_tensor(_value_name(v, what), v.type, m)
-                    for (v, what), m in zip(values, op.get_indexing_maps(), strict=True))
+    tensors = tuple(work_tensor(_value_name(v, what, t), t, m)
+                    for (v, what), t, m in zip(values, storage, op.get_indexing_maps(), strict=True))
     indirect = op.indirect_access()
     unsplit, shared, entries = ((), (), ()) if indirect is None else \
         (indirect.data_dims, (indirect.table,), indirect.entry_dims)
@@ -296,9 +317,14 @@ class PieceSpace:
         return [min(size, pieces // splits.get(d, 1) * per)
                 for d, (size, pieces, per) in enumerate(zip(self.sizes, self.pieces, self.piece_elems))]
 
+    def padded_per_core(self, splits: Mapping[int, int]) -> list[int]:
+        """Elements of each iteration dim that one core iterates, a padded last stick whole (the
+        SDSC's ``N_ / splits``): what the device addresses."""
+        return [pieces // splits.get(d, 1) * per for d, (pieces, per) in enumerate(zip(self.pieces, self.piece_elems))]
+
     def span(self, tensor: WorkTensor, splits: Mapping[int, int]) -> int:
         """Per-core span of ``tensor`` in bytes under ``splits`` (missing dims: 1)."""
-        return per_core_span(tensor.dims, self.per_core(splits))
+        return per_core_span(tensor, self.padded_per_core(splits))
 
 
 def reductions_split(splits: Mapping[int, int], reduction_dims: Collection[int]) -> int:
@@ -329,7 +355,7 @@ def _reduce_outermost_span(problem: WorkProblem, space: PieceSpace, config: Spyr
                            minimums: Mapping[int, int], current: int, anchor: Operation | None) -> dict[int, int]:
     """One search of :func:`reduce_spans`: new minimums for the drivers of ``tensor``'s outermost spanning dim."""
     limit, cores = config.span_limit_bytes, config.cores
-    per_core = space.per_core(minimums)
+    per_core = space.padded_per_core(minimums)
     spanning = next(dim for dim in tensor.dims if dim.positions(per_core) > 1)
     drivers = sorted(spanning.coord.used_dims())
     options = [[s for s in divisors(space.pieces[d]) if minimums.get(d, 1) <= s <= cores

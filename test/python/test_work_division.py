@@ -21,7 +21,8 @@ from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, PointwiseOp
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.mlir_text import make_context, parse_module
-from spyre_mlir.analysis.work import DeviceDim, core_to_slice, per_core_span, slice_order, stick_pieces, work_problem
+from spyre_mlir.analysis.work import (DeviceDim, WorkTensor, core_to_slice, per_core_span, slice_order, stick_pieces,
+                                     work_problem)
 from spyre_mlir.passes.work_division import WorkDivisionPass, core_split, divide_work, plan_work, split_iteration_space
 
 LIMIT = 268_431_360
@@ -53,11 +54,14 @@ def elems_per_stick_of_dims(op: ComputeOp) -> list[int]:
 
 
 def reference_span(t: TensorType, m: AffineMap, per_core: Sequence[int]) -> int:
-    """Bytes one core addresses in ``t`` (default layout) when it iterates ``per_core`` elements of each dim."""
+    """Bytes from one core's first byte in ``t`` (default layout) to one past its last, when it
+    iterates ``per_core`` elements of each dim: each device dim adds (positions covered - 1) x its
+    stride, the within-stick position one stick."""
     layout = stick_layout(t.get_shape(), dtype_of(t))
     size, host_of = layout.device_size, layout.device_dims
     elem_bytes = {"float16": 2, "float32": 4}[layout.dtype]
     host_extent = [per_core[e.position] if isinstance(e, AffineDimExpr) else 1 for e in m.results]
+    span = 128
     for j in range(len(size) - 1):
         h = host_of[j]
         if h == -1:
@@ -65,9 +69,8 @@ def reference_span(t: TensorType, m: AffineMap, per_core: Sequence[int]) -> int:
         covered = host_extent[h]
         if h == layout.stick_dim:
             covered = math.ceil(covered / layout.elems_per_stick)
-        if covered > 1:
-            return covered * elem_bytes * math.prod(size[j + 1:])
-    return 128
+        span += (covered - 1) * elem_bytes * math.prod(size[j + 1:])
+    return span
 
 
 def check_division(op: ComputeOp, splits: Sequence[int], cores: int) -> None:
@@ -78,7 +81,7 @@ def check_division(op: ComputeOp, splits: Sequence[int], cores: int) -> None:
     assert len(splits) == len(sizes) and all(s >= 1 for s in splits)
     assert math.prod(splits) <= cores
     assert all(p % s == 0 for p, s in zip(pieces, splits)), (pieces, splits)
-    per_core = [min(size, n // s * p) for size, n, s, p in zip(sizes, pieces, splits, per)]
+    per_core = [n // s * p for n, s, p in zip(pieces, splits, per)]  # a padded last stick whole
     for t, m in tensors_of(op):
         assert reference_span(t, m, per_core) <= LIMIT, (t, splits)
 
@@ -146,13 +149,18 @@ def d(i: int) -> AffineExpr:
     return AffineExpr.dimension(i)
 
 
-def test_per_core_span_first_spanning_dim_decides() -> None:
+def span_of(*dims: DeviceDim) -> WorkTensor:
+    """An fp16 tensor of ``dims`` (outer -> inner), as work division sees it."""
+    return WorkTensor("t", dims, None, 64, 128, 2, AffineMap.identity(2))
+
+
+def test_per_core_span_runs_from_the_first_byte_to_the_last() -> None:
     # [1024, 4096] fp16 = [64 stick columns, 1024 rows, 64]; iteration (rows, columns).
-    dims = [DeviceDim(d(1), 1024 * 128, 64), DeviceDim(d(0), 128)]
-    assert per_core_span(dims, [32, 4096]) == 64 * 1024 * 128   # rows split: every column stick
-    assert per_core_span(dims, [1024, 64]) == 1024 * 128         # one stick column: all its rows
-    assert per_core_span(dims, [1, 64]) == 128                   # one stick
-    assert per_core_span([DeviceDim(AffineExpr.constant(0), 128)], [4]) == 128
+    t = span_of(DeviceDim(d(1), 1024 * 128, 64), DeviceDim(d(0), 128))
+    assert per_core_span(t, [32, 4096]) == 63 * 1024 * 128 + 32 * 128   # rows split: 32 rows of every column
+    assert per_core_span(t, [1024, 64]) == 1024 * 128                    # one stick column: all its rows
+    assert per_core_span(t, [1, 64]) == 128                              # one stick
+    assert per_core_span(span_of(DeviceDim(AffineExpr.constant(0), 128)), [4]) == 128
 
 
 def test_touched_positions_skip_what_a_compound_coordinate_steps_over() -> None:
@@ -166,9 +174,9 @@ def test_touched_positions_skip_what_a_compound_coordinate_steps_over() -> None:
 
 def test_per_core_span_compound_coordinate() -> None:
     # A host dim flattening (d0, d1) as 8 * d0 + d1 along 64 rows of 128 bytes.
-    dims = [DeviceDim(d(0) * 8 + d(1), 128)]
-    assert per_core_span(dims, [2, 8]) == 16 * 128
-    assert per_core_span(dims, [2, 4]) == 12 * 128   # rows 0..3 and 8..11: the hull
+    t = span_of(DeviceDim(d(0) * 8 + d(1), 128))
+    assert per_core_span(t, [2, 8]) == 16 * 128
+    assert per_core_span(t, [2, 4]) == 12 * 128   # rows 0..3 and 8..11: the hull
 
 
 def test_stick_pieces_from_coefficients() -> None:
@@ -194,15 +202,18 @@ def matmul(m: int, k: int, n: int, element=f16) -> MatmulOp:
 
 
 def test_big_matmul_meets_the_span_limit() -> None:
+    """DESIGN §8's worked example: A (512 MiB) needs K split 4 (K split 2 leaves it 4 KiB over the
+    limit); W, 4 KiB over whole, fits once K is split at all.  The cost model then splits K on every
+    core: an M or N split would re-read a slice of A or W on several cores."""
     op = matmul(8192, 32768, 4096)
     division = divide_work(op, CORES32)
-    assert op.get_core_splits() == division.splits == (4, 2, 4)
-    assert division.span_minimums == {2: 4, 1: 2}
+    assert op.get_core_splits() == division.splits == (1, 1, 32)
+    assert division.span_minimums == {2: 4}
     assert slice_order(op) == (2, 0, 1)  # K first: its cohorts sit on adjacent cores
     check_division(op, division.splits, 32)
-    per_core = [8192 // 4, 4096 // 2, 32768 // 4]
+    per_core = [8192, 4096, 32768 // 32]
     spans = [reference_span(t, m, per_core) for t, m in tensors_of(op)]
-    assert spans == list(division.spans) == [128 * 2**20, 128 * 2**20, 32 * 2**20]
+    assert spans == list(division.spans) == [16 * 2**20, 63 * 4 * 2**20 + 1024 * 128, 64 * 2**20]
 
 
 def test_big_matmul_unsplit_exceeds_the_limit() -> None:
@@ -211,10 +222,11 @@ def test_big_matmul_unsplit_exceeds_the_limit() -> None:
     assert [reference_span(t, m, full) for t, m in tensors_of(op)] == [2**29, 2**28, 2**26]
 
 
-def test_big_matmul_needs_eight_cores() -> None:
-    with pytest.raises(SpyreError, match=r"operand #1 .* no split on 4 cores meets it"):
-        divide_work(matmul(8192, 32768, 4096), SpyreConfig(cores=4))
-    assert divide_work(matmul(8192, 32768, 4096), SpyreConfig(cores=8)).splits == (1, 2, 4)
+def test_big_matmul_needs_four_cores() -> None:
+    """On 2 cores, K split 2 leaves A's per-core span 256 MiB, 4 KiB over the limit."""
+    with pytest.raises(SpyreError, match=r"operand #0 .* is 268435456 bytes, .* no split on 2 cores meets it"):
+        divide_work(matmul(8192, 32768, 4096), SpyreConfig(cores=2))
+    assert divide_work(matmul(8192, 32768, 4096), SpyreConfig(cores=4)).splits == (1, 1, 4)
 
 
 def test_two_reduction_dims_for_the_span_is_an_error() -> None:
@@ -345,8 +357,8 @@ def test_random_ops(op: ComputeOp, cores: int) -> None:
         division = divide_work(op, SpyreConfig(cores=cores))
     except SpyreError as e:
         assert "per-core span" in e.msg
-        full = list(op.get_iteration_space())
-        assert any(reference_span(t, m, full) > LIMIT for t, m in tensors_of(op))
+        padded = [math.ceil(s / p) * p for s, p in zip(op.get_iteration_space(), elems_per_stick_of_dims(op))]
+        assert any(reference_span(t, m, padded) > LIMIT for t, m in tensors_of(op))
         return
     check_division(op, division.splits, cores)
     assert len([d for d in op.reduction_dims() if division.splits[d] > 1]) <= 1

@@ -193,3 +193,46 @@ func.func @span(%x: tensor<65536x131072xf16> {spyre.dims = [["R"], ["C"]]}) -> t
   %r = spyre.pointwise "neg" (%x) : (tensor<65536x131072xf16>) -> tensor<65536x131072xf16>
   func.return %r : tensor<65536x131072xf16>
 }
+
+// -----
+
+// Span tiling inside a hinted loop.  Each 512-row tile of %x and of the result
+// is a window of the whole [1, 32, 2048, 2048] f32 tensor, addressed with its
+// strides (16 MiB a head): on one core all 32 heads of a tile span 31 x 16 MiB
+// + 4 MiB, over the limit, so a loop over the heads (by 2: 15 x 16 MiB + 4 MiB
+// = 244 MiB) runs inside the hinted loop.
+// CHECK-LABEL: func.func @span_of_a_window
+// CHECK: %[[S:loop_bound]] = arith.constant 4 : index
+// CHECK: scf.for %i = %{{.*}} to %[[S]]
+// CHECK:   %[[H:loop_bound_1]] = arith.constant 2 : index
+// CHECK:   scf.for %i_1 = %{{.*}} to %[[H]]
+// CHECK:     spyre.pointwise "exp" {{.*}} -> tensor<1x16x512x2048xf32
+// NOSPAN-LABEL: func.func @span_of_a_window
+// NOSPAN: spyre.pointwise "exp" {{.*}} -> tensor<1x32x512x2048xf32
+module attributes {spyre.target = #spyre.target<cores = 1, lx_fraction = 0.2>} {
+  func.func @span_of_a_window(%x: tensor<1x32x2048x2048xf32> {spyre.dims = [["B"], ["H"], ["S"], ["T"]]}) -> tensor<1x32x2048x2048xf32> {
+    %y = spyre.pointwise "exp" (%x) {hints = [#spyre.hint<0, tiles = {S = 4}>]} : (tensor<1x32x2048x2048xf32>) -> tensor<1x32x2048x2048xf32>
+    func.return %y : tensor<1x32x2048x2048xf32>
+  }
+}
+
+// -----
+
+// Span tiling over two dims.  %a [32, 2048, 2048] f32 is laid out rows
+// outermost (256 KiB a row: 512 MiB whole), %b and the result heads outermost
+// (16 MiB a head).  On one core %a needs its rows tiled by 4 (by 2 a tile still
+// spans 256 MiB, 4 KiB over the limit), then the result its heads by 2.
+// CHECK-LABEL: func.func @span_two_dims
+// CHECK-DAG: %[[H:loop_bound]] = arith.constant 2 : index
+// CHECK-DAG: %[[S:loop_bound_1]] = arith.constant 4 : index
+// CHECK: scf.for %i = %{{.*}} to %[[H]]
+// CHECK:   scf.for %i_1 = %{{.*}} to %[[S]]
+// CHECK:     spyre.pointwise "add" {{.*}} -> tensor<1x16x512x2048xf32
+// NOSPAN-LABEL: func.func @span_two_dims
+// NOSPAN-NOT: scf.for
+module attributes {spyre.target = #spyre.target<cores = 1, lx_fraction = 0.2>} {
+  func.func @span_two_dims(%a: tensor<32x2048x2048xf32> {spyre.dims = [["H"], ["S"], ["T"]]}, %b: tensor<1x32x2048x2048xf32> {spyre.dims = [["B"], ["H"], ["S"], ["T"]]}) -> tensor<1x32x2048x2048xf32> {
+    %y = spyre.pointwise "add" (%a, %b) : (tensor<32x2048x2048xf32>, tensor<1x32x2048x2048xf32>) -> tensor<1x32x2048x2048xf32>
+    func.return %y : tensor<1x32x2048x2048xf32>
+  }
+}

@@ -2,7 +2,7 @@
 // RUN: not %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=ERR
 // RUN: not %spyre-opt %s -p 'spyre-attach-target{cores=0},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=CORES0
 // RUN: not %spyre-opt %s -p 'spyre-attach-target{cores=33},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=CORES33
-// RUN: not %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=4},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=FOUR
+// RUN: not %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=2},spyre-work-division' 2>&1 | %filecheck %s --check-prefix=TWO
 
 // CORES0:  spyre-opt: error: spyre-attach-target: cores=0: cores must be an integer between 1 and 32, got 0
 // CORES33: spyre-opt: error: spyre-attach-target: cores=33: cores must be an integer between 1 and 32, got 33
@@ -35,11 +35,11 @@ func.func @two_reduction_dims(%a: tensor<4194304x2x64xf16>) -> tensor<64xf16> {
 
 // -----
 
-// The big matmul needs 8 cores for its spans (K by 4, N by 2): fine on 32, an
-// error on 4.
+// The big matmul needs 4 cores for its spans (K by 4: by 2, A's per-core span
+// is 256 MiB, 4 KiB over the limit): fine on 32, an error on 2.
 // ERR-NOT: error: 'spyre.matmul'
 func.func @span_needs_more_cores(%a: tensor<8192x32768xf16>, %w: tensor<32768x4096xf16>) -> tensor<8192x4096xf16> {
-  // FOUR: errors.mlir:[[# @LINE + 1]]:3: error: 'spyre.matmul' op: the per-core span of operand #1 (%w: tensor<32768x4096xf16>) is 268435456 bytes, over the limit of 268431360 bytes, and no split on 4 cores meets it; tile the op with spyre_hint(tiles=...) or use more cores
+  // TWO: errors.mlir:[[# @LINE + 1]]:3: error: 'spyre.matmul' op: the per-core span of operand #0 (%a: tensor<8192x32768xf16>) is 268435456 bytes, over the limit of 268431360 bytes, and no split on 2 cores meets it; tile the op with spyre_hint(tiles=...) or use more cores
   %c = spyre.matmul (%a, %w) : (tensor<8192x32768xf16>, tensor<32768x4096xf16>) -> tensor<8192x4096xf16>
   func.return %c : tensor<8192x4096xf16>
 }

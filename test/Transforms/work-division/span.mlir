@@ -2,12 +2,16 @@
 // bytes of one tensor.
 // RUN: %spyre-opt %s --split-input-file -p 'spyre-attach-target{cores=32},spyre-work-division' | %filecheck %s
 
-// A[8192, 32768] @ W[32768, 4096] fp16, iteration space (M, N, K).  A is 512
-// stick columns of 1 MiB: K split 2 leaves 256 MiB, just over the limit, so K
-// is split 4.  W is 64 stick columns of 4 MiB: N split 2 (128 MiB).  C (64 MiB)
-// fits.  The 4 cores left go to M.
+// A[8192, 32768] @ W[32768, 4096] fp16, iteration space (M, N, K).  A span
+// runs from a core's first byte to its last.  A is 512 stick columns of 1 MiB
+// (all 8192 rows): K split 2 leaves 255 columns after the first plus a whole
+// column, 256 MiB, 4 KiB over the limit, so K is split 4 (128 MiB).  W is 64
+// stick columns of 4 MiB, 256 MiB whole: with K split at all a core covers
+// 63 columns and part of the last (at most 253 MiB), within the limit.  C
+// (64 MiB) fits.  The cost model then gives K all 32 cores: an M or N split
+// would read a slice of W or A on several cores.
 // CHECK-LABEL: func.func @big_matmul
-// CHECK:         spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 4, 2, 4>}
+// CHECK:         spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 32>}
 func.func @big_matmul(%a: tensor<8192x32768xf16>, %w: tensor<32768x4096xf16>) -> tensor<8192x4096xf16> {
   %c = spyre.matmul (%a, %w) : (tensor<8192x32768xf16>, tensor<32768x4096xf16>) -> tensor<8192x4096xf16>
   func.return %c : tensor<8192x4096xf16>
