@@ -566,11 +566,12 @@ def _read(emitter: _Emitter, op: ComputeOp, window: Window, access: TileRegion) 
 
 def _rebuild(op: ComputeOp, operands: Sequence[SSAValue], out_type: TensorType, space: Sequence[int],
              maps: Sequence[AffineMap]) -> ComputeOp:
-    """A copy of ``op`` on the tile: implicit maps when the tile types imply them, else explicit ones."""
+    """A copy of ``op`` on the tile, at its location: implicit maps when the tile types imply them,
+    else explicit ones."""
     properties = {k: v for k, v in op.properties.items()
                   if k not in ("indexing_maps", "iteration_space", "core_splits", "placement")}
     new = type(op).create(operands=list(operands), result_types=[out_type], properties=properties,
-                          attributes=dict(op.attributes))
+                          attributes=dict(op.attributes), location=op.location)
     _strip_tiles(new)
     implicit = (not op.has_explicit_maps() and tuple(new.default_iteration_space()) == tuple(space)
                 and tuple(new.default_indexing_maps()) == tuple(maps))

@@ -8,7 +8,8 @@
 # translation of one compute op to its OpSpec is op_spec.py beside it.  Writes
 # `func.func @sdsc_bundle` of sdscbundle/arith ops, one `sdscbundle.sdsc_execute`
 # per compute op carrying its OpSpec (`op_spec`), and the manifest facts as
-# `spyre.kernel_args` / `spyre.cores` attributes of the bundle function.
+# `spyre.kernel_args` / `spyre.cores` attributes of the bundle function.  Every
+# OpSpec is checked against the device limits first (codegen/limit_check.py).
 """Lowering to the SDSC bundle.
 
 Before (after work division)::
@@ -55,6 +56,13 @@ Addresses: operand ``i`` of an ``sdsc_execute`` is the start address of one
 cores that start at the same address of a tensor share one symbol.  Symbol ids
 count down from -1 over the whole bundle in op, argument, core order.
 
+Limits: no output directory the interpreter would refuse is produced.  The
+kernel arguments and the pool together fit the device memory, and every OpSpec,
+before it is kept, is measured as the interpreter measures its SDSC file
+(:mod:`spyre_mlir.codegen.limit_check`, over every iteration of its loops): a
+plan that breaks a limit the planning passes should have kept is one error at
+the compute op naming the file, tensor, core, limit and value found.
+
 Loop nests (spyre-coarse-tile): each ``scf.for 0 .. count step 1`` is mirrored
 with constant bounds (``%c0``, ``%c1``, ``%loop_bound_<k>``).  A tile is a
 window of its storage (``TensorStorage.window`` holds its constant offsets, so
@@ -69,7 +77,7 @@ LX values.  ``spyre.view`` must not reach this pass.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -103,6 +111,7 @@ from spyre_mlir.analysis.kernel_args import (
     result_name,
 )
 from spyre_mlir.analysis.storage import StorageTrace, Traced, TracedLoop
+from spyre_mlir.codegen.limit_check import Placed, op_spec_problem
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
 from spyre_mlir.diagnostics import SpyreError, describe_argument
 from spyre_mlir.dialects.sdscbundle import InputArgExtractOp, InputArgType, SdscExecuteOp
@@ -117,6 +126,7 @@ from spyre_mlir.dialects.spyre import (
 )
 from spyre_mlir.hardware import SpyreConfig, element_bytes
 from spyre_mlir.layout import StickLayout
+from spyre_mlir.limits import hbm_problem
 from spyre_mlir.passes.lower_to_bundle.op_spec import build_op_spec
 
 BUNDLE_FUNC = "sdsc_bundle"
@@ -257,19 +267,48 @@ def _kernel_args(source: func.FuncOp, inputs: list[KernelArgInfo], trace: Storag
     return args
 
 
-def _specs(items: Sequence[Traced | TracedLoop], cores: int, new_symbol: Callable[[], int]) -> list[_Exec | _Loop]:
-    """2. The OpSpec of every traced compute op, loops mirrored."""
+@dataclass(frozen=True)
+class _Target:
+    """What the OpSpecs are checked against: the machine and each kernel argument's bytes."""
+
+    config: SpyreConfig
+    args: Sequence[KernelArgInfo]
+    pool_index: int
+
+
+def _specs(items: Sequence[Traced | TracedLoop], target: _Target, new_symbol: Callable[[], int],
+           files: Iterator[int], counts: tuple[int, ...] = ()) -> list[_Exec | _Loop]:
+    """2. The OpSpec of every traced compute op, loops mirrored (``counts``: the trip counts of the
+    loops around ``items``), each checked against the device limits (:func:`_check_limits`)."""
     out: list[_Exec | _Loop] = []
     for item in items:
         if isinstance(item, TracedLoop):
-            out.append(_Loop(item.count, _specs(item.items, cores, new_symbol)))
+            out.append(_Loop(item.count, _specs(item.items, target, new_symbol, files, (*counts, item.count))))
             continue
-        spec = build_op_spec(item.op, [loc.storage for loc in item.locs], cores, new_symbol)
+        spec = build_op_spec(item.op, [loc.storage for loc in item.locs], target.config.cores, new_symbol)
         for loc, arg in zip(item.locs, spec.args):
             if loc.strides and arg.memory != Memory.HBM:
                 raise SpyreError("a tile window of an LX value is not lowered", op=item.op)
+        _check_limits(item, spec, target, counts, next(files))
         out.append(_Exec(spec, tuple(dict(loc.strides) for loc in item.locs), item.depth))
     return out
+
+
+def _check_limits(item: Traced, spec: OpSpec, target: _Target, counts: tuple[int, ...], n: int) -> None:
+    """The last check before the SDSC file exists: ``spec`` within every device limit the
+    interpreter checks (:func:`~spyre_mlir.codegen.limit_check.op_spec_problem`), else one error at
+    the compute op naming the file, tensor, core, limit and value."""
+    placed = []
+    for loc, arg in zip(item.locs, spec.args):
+        if arg.memory != Memory.HBM:
+            placed.append(None)
+            continue
+        k, base = _address_key(arg.placement, target.pool_index)
+        placed.append(Placed(base, target.args[k].nbytes, dict(loc.strides), counts))
+    problem = op_spec_problem(spec, placed, target.config)
+    if problem is not None:
+        raise SpyreError(f"'{item.op.name}' op ({spec.op_func}) breaks a device limit in sdsc_{n}.json: {problem}",
+                         op=item.op)
 
 
 def _record_prediction(bundle: func.FuncOp, costs: Sequence[OpCost], bound_ns: float) -> None:
@@ -282,6 +321,11 @@ def _record_prediction(bundle: func.FuncOp, costs: Sequence[OpCost], bound_ns: f
             key: FloatAttr(value, f64) if isinstance(value, float) else IntegerAttr(value, i64)
             for key, value in cost.figures().items()})
     bundle.attributes[PREDICTED_ATTR] = DictionaryAttr({"lower_bound_us": FloatAttr(round(bound_ns / 1000, 3), f64)})
+
+
+def _pool_index(args: Sequence[KernelArgInfo]) -> int:
+    """The kernel argument that is the HBM pool, -1 when there is none."""
+    return next((i for i, a in enumerate(args) if a.role == "pool"), -1)
 
 
 def _address_key(spec_arg_placement: PlacementAttr, pool_index: int) -> tuple[int, int]:
@@ -302,7 +346,7 @@ def build_bundle(items: Sequence, args: Sequence[KernelArgInfo], cores: int) -> 
     """4. ``func.func @sdsc_bundle``: argument extraction, per-core addresses, loops, one execute per op."""
     items = [_Exec(i, (), 0) if isinstance(i, OpSpec) else i for i in items]
     execs = _flatten(items)
-    pool_index = next((i for i, a in enumerate(args) if a.role == "pool"), -1)
+    pool_index = _pool_index(args)
     bundle = func.FuncOp(BUNDLE_FUNC, ([InputArgType()] * len(args), []))
     bundle.attributes[KERNEL_ARGS_ATTR] = ArrayAttr(a.to_attr(i) for i, a in enumerate(args))
     bundle.attributes[CORES_ATTR] = IntegerAttr(cores, i64)
@@ -404,10 +448,13 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
     trace = StorageTrace(source, config.alignment)
     items = trace.run()
     costs, bound_ns = price(items), lower_bound_ns(source, config.cores)
-    symbols = itertools.count(-1, -1)
-    lowered = _specs(items, config.cores, lambda: next(symbols))
-    specs = [e.spec for e in _flatten(lowered)]
     args = _kernel_args(source, inputs, trace)
+    if (problem := hbm_problem(sum(a.nbytes for a in args))) is not None:
+        raise SpyreError(f"{problem} (arguments {', '.join(f'{a.name} {a.nbytes}' for a in args)})", op=source)
+    symbols = itertools.count(-1, -1)
+    target = _Target(config, args, _pool_index(args))
+    lowered = _specs(items, target, lambda: next(symbols), itertools.count())
+    specs = [e.spec for e in _flatten(lowered)]
     bundle = build_bundle(lowered, args, config.cores)
     _record_prediction(bundle, costs, bound_ns)
     module.body.block.insert_op_before(bundle, source)

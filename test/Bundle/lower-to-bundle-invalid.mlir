@@ -108,3 +108,66 @@ func.func @main(%a: tensor<64x128xf16> {spyre.role = "weight"}) -> tensor<64x128
   func.return %y : tensor<64x128xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: argument #0 has spyre.role = "weight", expected one of input, parameter, buffer, constant
+
+// -----
+
+// The last check (spyre_mlir.codegen.limit_check): every tensor of every SDSC
+// file within the device limits the interpreter checks, measured as it
+// measures them.  Splits no work division would choose: each 512-row tile of
+// the heads-outermost [1, 32, 2048, 2048] f32 tensors is a window of them (16
+// MiB a head), and 4 cores on the rows leave each one all 32 heads.
+func.func @main(%x: tensor<1x32x2048x2048xf32>) -> tensor<1x32x2048x2048xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %e = tensor.empty() : tensor<1x32x2048x2048xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %e) -> (tensor<1x32x2048x2048xf32>) {
+    %o = affine.apply affine_map<(d0) -> ((d0 * 512))> (%i)
+    %t = tensor.extract_slice %x[0, 0, %o, 0] [1, 32, 512, 2048] [1, 1, 1, 1] : tensor<1x32x2048x2048xf32> to tensor<1x32x512x2048xf32>
+    %y = spyre.pointwise "exp" (%t) {core_splits = array<i64: 1, 1, 4, 1>} : (tensor<1x32x512x2048xf32>) -> tensor<1x32x512x2048xf32>
+    %n = tensor.insert_slice %y into %acc[0, 0, %o, 0] [1, 32, 512, 2048] [1, 1, 1, 1] : tensor<1x32x512x2048xf32> into tensor<1x32x2048x2048xf32>
+    scf.yield %n : tensor<1x32x2048x2048xf32>
+  }
+  func.return %r : tensor<1x32x2048x2048xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 6]]:5: error: 'spyre.pointwise' op (exp) breaks a device limit in sdsc_0.json: Tensor0 on core 0: per-core span 521142272 bytes exceeds the limit of 268431360
+
+// -----
+
+// A loop whose tiles run past the end of their tensor: the fifth 512-row tile
+// of a 2048-row input starts at its end.
+func.func @main(%x: tensor<2048x64xf16>) -> tensor<2560x64xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %e = tensor.empty() : tensor<2560x64xf16>
+  %r = scf.for %i = %c0 to %c5 step %c1 iter_args(%acc = %e) -> (tensor<2560x64xf16>) {
+    %o = affine.apply affine_map<(d0) -> ((d0 * 512))> (%i)
+    %t = tensor.extract_slice %x[%o, 0] [512, 64] [1, 1] : tensor<2048x64xf16> to tensor<512x64xf16>
+    %y = spyre.pointwise "exp" (%t) : (tensor<512x64xf16>) -> tensor<512x64xf16>
+    %n = tensor.insert_slice %y into %acc[%o, 0] [512, 64] [1, 1] : tensor<512x64xf16> into tensor<2560x64xf16>
+    scf.yield %n : tensor<2560x64xf16>
+  }
+  func.return %r : tensor<2560x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 6]]:5: error: 'spyre.pointwise' op (exp) breaks a device limit in sdsc_0.json: Tensor0 on core 0: bytes [262144, 327680) fall outside their allocation of 262144 bytes
+
+// -----
+
+// An LX value must fit the usable LX of a core (1,625,344 bytes at the default
+// LX fraction): 8 KiB from 1,617,280 end 128 bytes past it.
+func.func @main(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %e = spyre.pointwise "exp" (%x) {placement = #spyre.placement<lx, 1617280>} : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  %y = spyre.pointwise "neg" (%e) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x64xf16>) -> tensor<64x64xf16>
+  func.return %y : tensor<64x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:3: error: 'spyre.pointwise' op (exp) breaks a device limit in sdsc_0.json: Tensor1 on core 0: LX offset 1617280 + 8192 bytes exceeds the usable LX of 1625344 bytes
+
+// -----
+
+// A program's kernel arguments and pool share the card's 128 GB of device memory.
+func.func @main(%x: tensor<65536x1048576xf16>) -> tensor<65536x1048576xf16> {
+  %y = spyre.pointwise "neg" (%x) {placement = #spyre.placement<hbm, arg 1>} : (tensor<65536x1048576xf16>) -> tensor<65536x1048576xf16>
+  func.return %y : tensor<65536x1048576xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: the HBM allocations take 274877906944 bytes, more than the 137438953472 bytes of device memory (arguments arg0 137438953472, output0 137438953472)
