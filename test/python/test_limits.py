@@ -1,8 +1,11 @@
-"""The device limits (spyre_mlir.limits): the measures and messages compiler and interpreter share."""
+"""The device limits (spyre_mlir.limits): the measures and messages compiler and interpreter share;
+work division's spans byte for byte the interpreter's; regressions of attention scores over the
+span limit; programs at the edge of each limit on 1, 4 and 32 cores against eager."""
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,13 +19,14 @@ from spyre_mlir import limits
 from spyre_mlir.analysis.storage import StorageTrace, TracedLoop
 from spyre_mlir.analysis.work import work_problem
 from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter.addressing import geometry
 from spyre_mlir.interpreter.device import hbm_bases
 from spyre_mlir.interpreter.loading import load_output_dir
-from spyre_mlir.manifest import KernelArg
+from spyre_mlir.manifest import KernelArg, read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
 
-from e2e_support import EXAMPLES, ROOT, ImportedPrograms, Program
+from e2e_support import EXAMPLES, ROOT, ImportedPrograms, Program, compile_and_check
 
 sys.path.insert(0, str(ROOT / "examples"))
 import models  # noqa: E402
@@ -91,25 +95,9 @@ def test_an_allocation_past_16_gib_takes_the_segments_it_needs():
 
 
 # --------------------------------------------------------------------------
-# Regressions: scaled_dot_product_attention's score-plus-mask add, tiled over
-# query rows, writes a window of the [1, H, S, S] f32 scores, heads outermost:
-# one core's slice spans the whole tensor's heads.  Compiled, not run (the
-# scores are 512 MiB to 2 GiB); every tensor of every SDSC file is measured as
-# the interpreter measures it.
+# Work division's per-core spans are the ones the interpreter measures in the
+# SDSC files, byte for byte.
 # --------------------------------------------------------------------------
-
-
-class _Attention(torch.nn.Module):
-    def forward(self, q, k, v):
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-
-def _attention(heads: int, length: int) -> Callable[[], Program]:
-    return lambda: (_Attention(), tuple(torch.randn(1, heads, length, 128, dtype=torch.float16) for _ in range(3)))
-
-
-ATTENTION = ImportedPrograms({"32x2048": _attention(32, 2048), "8x4096": _attention(8, 4096),
-                              "32x4096": _attention(32, 4096)})
 
 
 def predicted_spans(module) -> list[tuple[int | None, ...]]:
@@ -142,6 +130,10 @@ def compile_measured(module, cores: int, out: Path) -> tuple[list[tuple[int | No
     return predicted, measured
 
 
+def _bundle(out: Path) -> str:
+    return (out / "bundle.mlir").read_text()
+
+
 def assert_measured_as_predicted(predicted, measured) -> None:
     """Every HBM tensor's per-core span is the one work division planned with, within the limit."""
     assert len(predicted) == len(measured)
@@ -151,14 +143,6 @@ def assert_measured_as_predicted(predicted, measured) -> None:
             assert found <= limits.SPAN_LIMIT_BYTES, (n, i)
             if memory == "hbm" and span is not None:
                 assert found == span, (n, i)
-
-
-@pytest.mark.parametrize("name, cores", [("32x2048", 4), ("8x4096", 4), ("32x4096", 32)])
-def test_attention_scores_stay_within_the_span_limit(name, cores, tmp_path):
-    _, module = ATTENTION(name)
-    predicted, measured = compile_measured(module.clone(), cores, tmp_path / "out")
-    assert_measured_as_predicted(predicted, measured)
-    assert max(span for tensors in measured.values() for _, span in tensors.values()) > limits.SPAN_LIMIT_BYTES // 2
 
 
 PROGRAMS = ImportedPrograms({"transformer_block": EXAMPLES["transformer_block"], "wsr_matmul_view": EXAMPLES[
@@ -172,3 +156,143 @@ def test_work_division_measures_spans_as_the_interpreter(name, cores, tmp_path):
     loops, folded views, concatenations, tables read through an index, K splits."""
     _, module = PROGRAMS(name)
     assert_measured_as_predicted(*compile_measured(module.clone(), cores, tmp_path / "out"))
+
+
+# --------------------------------------------------------------------------
+# Regressions: scaled_dot_product_attention's score-plus-mask add, tiled over
+# query rows, writes a window of the [1, H, S, S] f32 scores, heads outermost:
+# one core's slice spans the whole tensor's heads.  Compiled, not run (the
+# scores are 512 MiB to 2 GiB); every tensor of every SDSC file is measured as
+# the interpreter measures it.
+# --------------------------------------------------------------------------
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def _attention(heads: int, length: int) -> Callable[[], Program]:
+    return lambda: (_Attention(), tuple(torch.randn(1, heads, length, 128, dtype=torch.float16) for _ in range(3)))
+
+
+ATTENTION = ImportedPrograms({"32x2048": _attention(32, 2048), "8x4096": _attention(8, 4096),
+                              "32x4096": _attention(32, 4096)})
+
+
+@pytest.mark.parametrize("name, cores", [("32x2048", 4), ("8x4096", 4), ("32x4096", 32)])
+def test_attention_scores_stay_within_the_span_limit(name, cores, tmp_path):
+    """spyre-auto-tile tiles the scores' ops over query rows; their slices stay within the limit."""
+    _, module = ATTENTION(name)
+    predicted, measured = compile_measured(module.clone(), cores, tmp_path / "out")
+    assert "scf.for" in _bundle(tmp_path / "out")
+    assert_measured_as_predicted(predicted, measured)
+    assert max(span for tensors in measured.values() for _, span in tensors.values()) > limits.SPAN_LIMIT_BYTES // 2
+
+
+# --------------------------------------------------------------------------
+# Programs at the edge of each limit, compiled on 1, 4 and 32 cores and run on
+# the interpreter against eager.  The span edge reads 256 MiB (its output is
+# small, so comparing is cheap); the others are small.
+# --------------------------------------------------------------------------
+
+LIMIT_ROWS = limits.SPAN_LIMIT_BYTES // limits.STICK_BYTES
+"""Rows of one fp16 stick column whose span is exactly the limit: 2,097,120."""
+
+LX_STICKS = SpyreConfig().usable_lx_bytes // limits.STICK_BYTES
+"""Sticks of one core's usable LX at the default LX fraction: 12,698."""
+
+
+def _program(fn: Callable[..., Any], *shapes: tuple[int, ...], dtype=torch.float16) -> Callable[[], Program]:
+    class Kernel(torch.nn.Module):
+        def forward(self, *xs):
+            return fn(*xs)
+
+    return lambda: (Kernel(), tuple(torch.randn(*shape).to(dtype) for shape in shapes))
+
+
+def _lx_pair(x):
+    return torch.exp(x) * 0.5
+
+
+EDGES = ImportedPrograms({
+    # Per-core span: a column max over one stick column of 2,097,120 rows spans exactly the limit; 32 more
+    # rows (4 KiB) are over it.
+    "span-at-limit": _program(lambda x: x.amax(dim=0), (LIMIT_ROWS, 64)),
+    "span-over-limit": _program(lambda x: x.amax(dim=0), (LIMIT_ROWS + 32, 64)),
+    # LX capacity: exp(x) read by the mul has exactly a core's usable LX per core on 1, 4 and 32 cores ...
+    **{f"lx-full-{cores}": _program(_lx_pair, (cores * LX_STICKS, 64)) for cores in (1, 4, 32)},
+    # ... or one stick more.
+    **{f"lx-over-{cores}": _program(_lx_pair, (cores * LX_STICKS + cores, 64)) for cores in (1, 4, 32)},
+    # Sticks and alignment: a padded last stick in fp16 and fp32, fewer sticks than cores.
+    "sticks-fp16": _program(lambda x: x * 2.0 + 1.0, (3, 64 * 65 + 1)),
+    "sticks-fp32": _program(lambda x: x * 2.0 + 1.0, (5, 33), dtype=torch.float32),
+    # A slice several cores read: one [128, 128] mask added to every head, the weight of a matmul.
+    "replicated": _program(lambda s, m, w: (s + m) @ w, (1, 4, 128, 128), (128, 128), (128, 64),
+                           dtype=torch.float32),
+    # A padded dim: K = 100 iterates two whole sticks, 128 rows of the weight (its zeroed padding).
+    "padded-k": _program(lambda x, w: x @ w, (256, 100), (100, 192)),
+})
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_the_span_at_the_limit_needs_no_split(cores, tmp_path):
+    """Exactly the limit: one core reads the whole column in one execution."""
+    compile_and_check("span-at-limit", cores, tmp_path / "out", EDGES)
+    assert "scf.for" not in _bundle(tmp_path / "out")
+    if cores == 1:
+        _, measured = compile_measured(EDGES("span-at-limit")[1].clone(), 1, tmp_path / "again")
+        assert measured["sdsc_0.json"]["Tensor0"] == ("hbm", limits.SPAN_LIMIT_BYTES)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_a_span_over_the_limit_is_split_or_tiled(cores, tmp_path):
+    """4 KiB over: on one core a loop over the rows (a max of partial maxima), else a split of the rows."""
+    compile_and_check("span-over-limit", cores, tmp_path / "out", EDGES)
+    assert ("scf.for" in _bundle(tmp_path / "out")) == (cores == 1)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_a_value_of_exactly_the_usable_lx_stays_in_lx(cores, tmp_path):
+    stats = compile_and_check(f"lx-full-{cores}", cores, tmp_path / "out", EDGES)
+    assert max(stats.lx_peak_per_core()) == SpyreConfig().usable_lx_bytes
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_a_value_one_stick_over_the_usable_lx_is_tiled(cores, tmp_path):
+    """spyre-auto-tile tiles exp and mul so that a tile of the value fits LX."""
+    stats = compile_and_check(f"lx-over-{cores}", cores, tmp_path / "out", EDGES)
+    assert "scf.for" in _bundle(tmp_path / "out")
+    assert 0 < max(stats.lx_peak_per_core()) < SpyreConfig().usable_lx_bytes
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+@pytest.mark.parametrize("name", ["sticks-fp16", "sticks-fp32", "replicated", "padded-k"])
+def test_sticks_alignment_padding_and_replicated_slices(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", EDGES)
+    assert_measured_as_predicted(*compile_measured(EDGES(name)[1].clone(), cores, tmp_path / "again"))
+
+
+class _Chain(torch.nn.Module):
+    """Twenty 256 MiB values alive at once: a 5 GiB pool."""
+
+    def forward(self, x):
+        values = [x]
+        for _ in range(20):
+            values.append(torch.exp(values[-1]) * 0.5)
+        total = values[1]
+        for value in values[2:]:
+            total = total + value
+        return total
+
+
+def test_a_pool_past_4_gib_takes_64_bit_offsets(tmp_path):
+    """Compiled, not run (the interpreter takes minutes over 5 GiB): pool offsets past 2**32 reach the
+    bundle, and the directory loads (its arguments within the device memory) with every span as
+    work division planned it."""
+    module = import_program(export_model(_Chain(), (torch.randn(8, 4096, 4096, dtype=torch.float16),)))
+    predicted, measured = compile_measured(module, 4, tmp_path / "out")
+    assert_measured_as_predicted(predicted, measured)
+    manifest = read_manifest(tmp_path / "out")
+    assert manifest.args[-1].role == "pool" and manifest.args[-1].nbytes > 5 << 30
+    assert max(int(n) for n in re.findall(r"arith.constant (\d+)", _bundle(tmp_path / "out"))) > 1 << 32
