@@ -1022,7 +1022,7 @@ class Outcome:
     kind: str
     message: str = ""
     where: str = ""
-    """The innermost project frame of a failure (``passes/coarse_tile.py:123``)."""
+    """The innermost project frame of a failure (``passes/coarse_tile/emit.py:123``)."""
 
 
 def _innermost(exc: BaseException) -> tuple[str, list[str]]:
