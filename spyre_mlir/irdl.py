@@ -1,5 +1,5 @@
 # IRDL of our dialects for upstream MLIR.  Reads the xDSL definitions of the
-# `spyre` and `sdscbundle` dialects (dialects/spyre.py, dialects/sdscbundle.py);
+# `spyre` and `sdscbundle` dialects (dialects/spyre/, dialects/sdscbundle.py);
 # writes one IRDL module that `mlir-opt --irdl-file=FILE` loads, and prints IR in
 # the form such an mlir-opt reads (`spyre-opt -t upstream-mlir`).
 """IRDL of the ``spyre`` and ``sdscbundle`` dialects, generated from their xDSL definitions.
