@@ -1,13 +1,17 @@
-# The shared error handling of the command-line tools: every failure becomes
-# one line on stderr and exit code 1, and output files are checked before any
-# work.  Reads the exception and the file system; writes stderr.
-"""Common ``main`` wrapper for ``spyre-opt``, ``spyre-import``, ``spyre-compile`` and ``spyre-run``."""
+# The shared behaviour of the command-line tools: every failure becomes one
+# line on stderr and exit code 1, output files are checked before any work,
+# `--version` and plain-text `--help`.  Reads the exception, the file system
+# and the installed package metadata; writes stdout (versions) and stderr.
+"""Common ``main`` wrapper and arguments of ``spyre-opt``, ``spyre-import``, ``spyre-compile`` and ``spyre-run``."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -68,3 +72,50 @@ def check_output_files(*paths: str | None) -> None:
             raise SpyreError(f"cannot write the file: directory '{parent}' does not exist", loc=path)
         if not os.access(parent, os.W_OK):
             raise SpyreError(f"cannot write the file: directory '{parent}' is not writable", loc=path)
+
+
+def version_text() -> str:
+    """What ``--version`` prints: spyre-mlir's version, xDSL's, and torch's when it is loaded.
+
+    Never imports torch (``spyre-opt`` must not): a tool that has not loaded it
+    does not report it.
+    """
+    from importlib.metadata import version
+
+    import spyre_mlir
+
+    lines = [f"spyre-mlir {spyre_mlir.__version__}", f"  xDSL {version('xdsl')}"]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        lines.append(f"  torch {torch.__version__}")
+    return "\n".join(lines)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` and exit (the versions are looked up only then)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def add_version_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--version`` (:func:`version_text`) to ``parser``."""
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the version of spyre-mlir and xDSL (and torch, when loaded) and exit")
+
+
+_ROLE = re.compile(r":[a-z]+:`~?([^`<]+?)(?:\s*<[^>]*>)?`")
+_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+_LITERAL_BLOCK = re.compile(r"(?:^[ \t]*::[ \t]*\n|(?<=:):(?=[ \t]*$))", re.MULTILINE)
+
+
+def plain_text(doc: str) -> str:
+    """A module docstring as ``--help`` shows it: reStructuredText roles (``:func:`f```),
+    double backquotes and ``::`` literal-block markers removed, the layout kept."""
+    text = _LITERAL.sub(r"\1", _ROLE.sub(r"\1", doc.strip("\n")))
+    return re.sub(r"\n{3,}", "\n\n", _LITERAL_BLOCK.sub("", text))

@@ -23,11 +23,11 @@ import warnings
 from collections.abc import Sequence
 
 
-from spyre_mlir.tools.cli import run_tool
+from spyre_mlir.tools.cli import add_version_argument, plain_text, run_tool
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="spyre-compile", description=__doc__.splitlines()[0],
+    p = argparse.ArgumentParser(prog="spyre-compile", description=plain_text(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="model.py:factory, program.pt2 or in.mlir")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the cost model's prediction for the plan: per SDSC file and in total, the "
                         "predicted time, HBM and LX bytes, LX peak and cores, and the roofline lower bound")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_version_argument(p)
     return p
 
 

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 
 from xdsl.printer import Printer
 
-from spyre_mlir.tools.cli import check_output_files, run_tool
+from spyre_mlir.tools.cli import add_version_argument, check_output_files, plain_text, run_tool
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="spyre-import", description=__doc__.splitlines()[0],
+    p = argparse.ArgumentParser(prog="spyre-import", description=plain_text(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="model.py:factory or program.pt2")
     p.add_argument("-o", "--output", help="output .mlir file (default: stdout)")
@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-print-debuginfo", action="store_true",
                    help="print op locations (model.py:line:col) as loc(...)")
     p.add_argument("--no-verify", action="store_true", help="do not verify the imported module")
+    add_version_argument(p)
     return p
 
 

@@ -33,6 +33,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
@@ -42,7 +43,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_mlir import irdl
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.tools.cli import check_output_files, run_tool
+from spyre_mlir.tools.cli import add_version_argument, check_output_files, plain_text, run_tool
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 from spyre_mlir.pipeline import write_ir_dump, write_pass_timings
 from spyre_mlir.passes import all_passes
@@ -56,7 +57,7 @@ class SpyreOptMain(xDSLOptMain):
     """xDSL's opt driver with our dialects and passes and located diagnostics."""
 
     def __init__(self, args: Sequence[str] | None = None):
-        super().__init__(description="spyre-mlir modular optimizer driver", args=args)
+        super().__init__(description=plain_text(__doc__), args=args)
 
     def register_all_dialects(self) -> None:
         self.ctx = make_context()
@@ -66,7 +67,10 @@ class SpyreOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        super().register_all_arguments(arg_parser)
+        super().register_all_arguments(_WithoutOption(arg_parser, "--version"))  # xdsl-opt's names xdsl-opt
+        arg_parser.prog = "spyre-opt"
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        add_version_argument(arg_parser)
         arg_parser.add_argument("--list-passes", action="store_true",
                                 help="list the available passes with their options and exit")
         arg_parser.add_argument("--emit-irdl", action="store_true",
@@ -135,6 +139,23 @@ class SpyreOptMain(xDSLOptMain):
 
     def _report(self, message: str) -> None:
         print(message, file=sys.stdout if self.args.verify_diagnostics else sys.stderr)
+
+
+class _WithoutOption:
+    """An argument parser that ignores the arguments declaring ``option`` (for a base class's
+    arguments, one of which this driver replaces); everything else goes to ``parser``."""
+
+    def __init__(self, parser: argparse.ArgumentParser, option: str):
+        self._parser = parser
+        self._option = option
+
+    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action | None:
+        if self._option in names:
+            return None
+        return self._parser.add_argument(*names, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
 
 
 def parse_pipeline_spec(available: Mapping[str, Callable[[], type[ModulePass]]], spec: str) -> tuple[ModulePass, ...]:

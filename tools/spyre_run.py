@@ -34,7 +34,7 @@ import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import SpyreConfig
-from spyre_mlir.tools.cli import check_output_files, run_tool
+from spyre_mlir.tools.cli import add_version_argument, check_output_files, plain_text, run_tool
 from spyre_mlir.interpreter.compare import compare, tolerance_for
 from spyre_mlir.interpreter.loading import load_output_dir
 from spyre_mlir.interpreter.runner import as_numpy, execute, host_inputs
@@ -52,8 +52,7 @@ int8 and int32.
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="spyre-run", description="Run a compiled spyre-mlir output directory "
-                                "on the reference interpreter.", epilog=_EPILOG,
+    p = argparse.ArgumentParser(prog="spyre-run", description=plain_text(__doc__), epilog=_EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("directory", help="output directory (bundle.mlir, sdsc_*.json, manifest.json)")
     p.add_argument("--inputs", metavar="IN.npz", help="input arrays keyed by the manifest's input names, each of "
@@ -71,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeline", metavar="FILE.svg|FILE.png",
                    help="draw per core which LX value holds which bytes over the executions, and the HBM "
                    "bytes of each execution (.png needs matplotlib)")
+    add_version_argument(p)
     return p
 
 
