@@ -56,6 +56,15 @@ def _user_error_line(tool: str, e: BaseException) -> str:
     return f"{tool}: error: {e}"
 
 
+STDIO = "-"
+"""The file name that stands for standard input or output, as for mlir-opt."""
+
+
+def output_file(path: str | None) -> str | None:
+    """The file ``-o path`` names, None for standard output (no ``-o``, or ``-o -``)."""
+    return None if path == STDIO else path
+
+
 def check_output_files(*paths: str | None) -> None:
     """Fail before any work when an output file cannot be created (``None`` entries are skipped).
 

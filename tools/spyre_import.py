@@ -1,6 +1,6 @@
 # spyre-import: torch.export programs -> spyre dialect text.  Reads a model
-# file (`model.py:factory`) or a `.pt2` archive; writes .mlir text (stdout or
-# -o).  Errors are one located line on stderr and exit code 1.
+# file (`model.py:factory`) or a `.pt2` archive; writes .mlir text (stdout, or
+# -o FILE; `-o -` is stdout).  Errors are one located line on stderr and exit code 1.
 """``spyre-import``: import a PyTorch program into the ``spyre`` dialect.
 
 ::
@@ -28,14 +28,14 @@ from collections.abc import Sequence
 
 from xdsl.printer import Printer
 
-from spyre_mlir.tools.cli import add_version_argument, check_output_files, plain_text, run_tool
+from spyre_mlir.tools.cli import add_version_argument, check_output_files, output_file, plain_text, run_tool
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="spyre-import", description=plain_text(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="model.py:factory or program.pt2")
-    p.add_argument("-o", "--output", help="output .mlir file (default: stdout)")
+    p.add_argument("-o", "--output", help="output .mlir file (default, or -: stdout)")
     p.add_argument("--func-name", default="main", help="name of the emitted function (default: main)")
     p.add_argument("--strict", action="store_true", help="export with strict=True (TorchDynamo)")
     p.add_argument("--mlir-print-debuginfo", action="store_true",
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from spyre_mlir.importer import import_program, load_program
     from spyre_mlir.mlir_text import verify_located
 
-    check_output_files(args.output)
+    output = output_file(args.output)
+    check_output_files(output)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         program = load_program(args.model, strict=args.strict)
@@ -59,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     text = io.StringIO()
     Printer(stream=text, print_debuginfo=args.mlir_print_debuginfo).print_op(module)
     text.write("\n")
-    if args.output:
-        with open(args.output, "w") as f:
+    if output is not None:
+        with open(output, "w") as f:
             f.write(text.getvalue())
     else:
         sys.stdout.write(text.getvalue())

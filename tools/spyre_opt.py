@@ -14,7 +14,8 @@
 A parse or verify error prints ``file:line:col: error: message`` and exits 1
 (with ``--verify-diagnostics`` it is printed on stdout and the exit code is 0,
 so lit tests can FileCheck it).  The chunks that succeed are printed on stdout;
-``-o`` is written only when no chunk failed.
+``-o`` is written only when no chunk failed.  As for mlir-opt, the file ``-`` is
+stdin as the input and stdout as ``-o``.
 A malformed ``-p`` pipeline, an unknown pass or a bad pass option is one
 ``spyre-opt: error: ...`` line.
 ``--emit-irdl`` prints the IRDL of our dialects (:mod:`spyre_mlir.irdl`) and
@@ -43,7 +44,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_mlir import irdl
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.tools.cli import add_version_argument, check_output_files, plain_text, run_tool
+from spyre_mlir.tools.cli import STDIO, add_version_argument, check_output_files, output_file, plain_text, run_tool
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 from spyre_mlir.pipeline import write_ir_dump, write_pass_timings
 from spyre_mlir.passes import all_passes
@@ -108,6 +109,9 @@ class SpyreOptMain(xDSLOptMain):
         if self.args.emit_irdl:
             print(irdl.irdl_module())
             return 0
+        if self.args.input_file == STDIO:  # as for mlir-opt, "-" is stdin and stdout
+            self.args.input_file = None
+        self.args.output_file = output_file(self.args.output_file)
         check_output_files(self.args.output_file)
         chunks, _ = self.prepare_input()
         output = io.StringIO()

@@ -383,3 +383,13 @@ def test_an_empty_tensor_is_one_located_error(fn, x, message):
     with pytest.raises(SpyreError) as e:
         import_program(export_model(fn, (x.half(),)))
     assert re.search(message, e.value.format("model.py")), e.value.format("model.py")
+
+
+def test_cli_output_dash_is_stdout(tmp_path):
+    """``-o -`` prints the module on stdout, as mlir-opt does, instead of writing a file named ``-``."""
+    spyre_import = os.path.join(os.path.dirname(sys.executable), "spyre-import")
+    out = subprocess.run([spyre_import, os.path.join(ROOT, "examples", "add_mul_nested.py:build"), "-o", "-"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert 'spyre.pointwise "add"' in out.stdout
+    assert not (tmp_path / "-").exists()

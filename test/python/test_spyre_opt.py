@@ -299,3 +299,15 @@ def test_internal_errors_are_one_line(tmp_path):
     assert "Traceback" not in result.stderr
     assert len(result.stderr.splitlines()) == 1
     assert re.match(rf"{re.escape(str(tmp_path))}: error: Is a directory", result.stderr)
+
+
+def test_dash_is_stdin_and_stdout(tmp_path):
+    """As for mlir-opt, ``-`` as the input reads stdin and ``-o -`` writes stdout, not a file named ``-``."""
+    src = write(tmp_path, "in.mlir", ADD_MUL)
+    expected = run_spyre_opt(str(src)).stdout
+    for args, stdin in (([str(src), "-o", "-"], None), (["-", "-o", "-"], ADD_MUL), (["-"], ADD_MUL)):
+        done = subprocess.run([SPYRE_OPT, *args], input=stdin, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == expected and done.stderr == ""
+        assert not (tmp_path / "-").exists()
