@@ -254,10 +254,16 @@ class SpyreConfig:
         return self.stick_bytes // element_bytes(dtype)
 
 
+def check_target_option(field: str, value: Any) -> None:
+    """One :class:`SpyreError` stating the rule unless ``value`` is a valid ``field`` of
+    :class:`SpyreConfig` (``cores``, ``backend_lx_fraction``)."""
+    SpyreConfig(**{field: value})
+
+
 def _checked_option(label: str, field: str, value: Any, who: str) -> None:
     """One :class:`SpyreError` ``who: label: reason`` unless ``value`` is a valid ``field`` of SpyreConfig."""
     try:
-        SpyreConfig(**{field: value})
+        check_target_option(field, value)
     except SpyreError as e:
         raise SpyreError(f"{who}: {label}: {e.msg}") from None
 
@@ -284,9 +290,11 @@ def driver_cores(cores: int | None, who: str) -> int | None:
 
     None leaves the module's ``#spyre.target`` (else the default, 32 cores) as it
     is.  This is the one read of the environment, shared by the ``spyre-compile``
-    command line and the Python API; no pass reads it.  A bad value is one
-    :class:`SpyreError` naming ``who`` and where the value came from
-    (``spyre-compile: SENCORES=64: cores must be ...``).
+    command line and the Python API; no pass reads it.  A bad ``cores`` is one
+    :class:`SpyreError` naming ``who`` and the option (``spyre-compile: cores=33:
+    cores must be ...``); a bad ``$SENCORES`` one located at ``who`` (the driver
+    that read it), naming the variable: ``spyre-compile: error: SENCORES=64: cores
+    must be ...``.
     """
     if cores is not None:
         target_overrides(cores, None, who)
@@ -296,8 +304,9 @@ def driver_cores(cores: int | None, who: str) -> int | None:
         return None
     source = f"{CORES_ENV_VAR}={env_cores}"
     try:
-        value = int(env_cores)
+        value: Any = int(env_cores)
     except ValueError:
-        raise SpyreError(f"{who}: {source}: {cores_problem(env_cores)}") from None
-    _checked_option(source, "cores", value, who)
+        value = env_cores
+    if (problem := cores_problem(value)) is not None:
+        raise SpyreError(f"{source}: {problem}", loc=who)
     return value

@@ -295,11 +295,14 @@ def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, 
     temporary directory that lives as long as the returned program.
     """
     from spyre_mlir.analysis.cost import cost_report
+    from spyre_mlir.codegen.writer import check_output_directory
     from spyre_mlir.importer import import_program
     from spyre_mlir.importer.loader import export_user_model
 
     options = CompileOptions(cores=driver_cores(cores, "spyre_mlir.compile"), lx_solver=lx_solver,
                              stage_inputs=stage_inputs, auto_tile=auto_tile)
+    if out_dir is not None:
+        check_output_directory(out_dir)  # before the export
     program = export_user_model(fn_or_module, example_inputs)
     module = import_program(program)
     reports = []

@@ -10,7 +10,8 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from xdsl.utils.exceptions import DiagnosticException
@@ -54,6 +55,16 @@ def _user_error_line(tool: str, e: BaseException) -> str:
     if isinstance(e, OSError) and e.filename is not None and e.strerror:
         return f"{e.filename}: error: {e.strerror}"
     return f"{tool}: error: {e}"
+
+
+@contextmanager
+def argument_errors(tool: str, option: str) -> Iterator[None]:
+    """A :class:`SpyreError` raised in the block, a library's check of an option's value, as the
+    error of ``option`` in argparse's words: ``<tool>: error: argument <option>: <reason>``."""
+    try:
+        yield
+    except SpyreError as e:
+        raise SpyreError(f"argument {option}: {e.msg}", loc=tool) from None
 
 
 STDIO = "-"

@@ -10,24 +10,27 @@
     spyre-compile model.mlir -o out/ --cores 4 --force --time-passes
     spyre-compile model.mlir -o out/ --lx-solver bestfit --lx-fraction 0.1
 
-The stages are :data:`spyre_mlir.pipeline.COMPILE_STAGES`.  ``--debug`` (or
+The stages are :data:`spyre_mlir.pipeline.COMPILE_STAGES`.  The options'
+values, the source and the output directory are checked before any work
+(before torch is imported or the model runs).  ``--debug`` (or
 ``SPYRE_TRACEBACK=1``) shows the traceback of any error.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 from collections.abc import Sequence
 
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.tools.cli import STDIO, add_version_argument, argument_errors, plain_text, run_tool
 
-from spyre_mlir.tools.cli import add_version_argument, plain_text, run_tool
+TOOL = "spyre-compile"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="spyre-compile", description=plain_text(__doc__),
+    p = argparse.ArgumentParser(prog=TOOL, description=plain_text(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="model.py:factory, program.pt2 or in.mlir")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
@@ -61,10 +64,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spyre_mlir.hardware import driver_cores
+    cores = check_arguments(args)
     from spyre_mlir.pipeline import CompileOptions, compile_module, load_source
 
-    cores = driver_cores(args.cores, "spyre-compile")  # the one place the command line reads $SENCORES
     options = CompileOptions(cores=cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
                              time_passes=args.time_passes, verify_each=args.verify_each,
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
@@ -77,6 +79,32 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_arguments(args: argparse.Namespace) -> int | None:
+    """Check what the command line says before any work (before torch is imported or the
+    model runs): the options' values, the source file, the output directory.  Returns the
+    core count to compile for (``--cores``, else ``$SENCORES``, else None)."""
+    from spyre_mlir.codegen.writer import check_output_directory
+    from spyre_mlir.hardware import check_target_option, driver_cores
+    from spyre_mlir.passes.plan_memory import LX_SOLVERS
+    from spyre_mlir.sources import parse_source
+
+    if args.cores is not None:
+        with argument_errors(TOOL, "--cores"):
+            check_target_option("cores", args.cores)
+    if args.lx_fraction is not None:
+        with argument_errors(TOOL, "--lx-fraction"):
+            check_target_option("backend_lx_fraction", args.lx_fraction)
+    if args.lx_solver not in LX_SOLVERS:
+        raise SpyreError(f"argument --lx-solver: invalid choice: '{args.lx_solver}' "
+                         f"(choose from {', '.join(LX_SOLVERS)})", loc=TOOL)
+    if args.output == STDIO:
+        raise SpyreError(f"argument -o/--output: {TOOL} writes a directory, not standard output", loc=TOOL)
+    cores = driver_cores(args.cores, TOOL)  # the one place the command line reads $SENCORES
+    parse_source(args.source, mlir=True)
+    check_output_directory(args.output, force=args.force)
+    return cores
+
+
 def _print_report(module) -> None:
     from spyre_mlir.analysis.cost import cost_report
 
@@ -86,8 +114,8 @@ def _print_report(module) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-compile; returns the process exit code."""
     args = _parser().parse_args(argv)
-    source = os.path.basename(args.source.rpartition(":")[0] if args.source.count(":") else args.source)
-    return run_tool("spyre-compile", lambda: run(args), source, debug=args.debug)
+    source = args.source.rpartition(":")[0] if args.source.count(":") else args.source
+    return run_tool(TOOL, lambda: run(args), source, debug=args.debug)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
 import warnings
 from collections.abc import Sequence
 
 from xdsl.printer import Printer
 
+from spyre_mlir.sources import parse_source
 from spyre_mlir.tools.cli import add_version_argument, check_output_files, output_file, plain_text, run_tool
 
 
@@ -46,11 +46,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    output = output_file(args.output)
+    check_output_files(output)
+    parse_source(args.model)  # before torch is imported or the model runs
     from spyre_mlir.importer import import_program, load_program
     from spyre_mlir.mlir_text import verify_located
 
-    output = output_file(args.output)
-    check_output_files(output)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         program = load_program(args.model, strict=args.strict)
@@ -71,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-import; returns the process exit code."""
     args = _parser().parse_args(argv)
-    return run_tool("spyre-import", lambda: run(args),
-                    os.path.basename(args.model.rpartition(":")[0] or args.model))
+    return run_tool("spyre-import", lambda: run(args), args.model.rpartition(":")[0] or args.model)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR, load_schema
 from spyre_mlir.interpreter.timeline import timeline_format, write_timeline
 from spyre_mlir.manifest import Manifest
 from spyre_mlir.optional import require
+from spyre_mlir.sources import parse_source
 
 _EPILOG = """\
 --check compares every output with PyTorch eager: an element passes when
@@ -144,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_files(args.outputs, args.stats_json, args.timeline)
     if args.timeline:
         timeline_format(args.timeline)
+    if args.check:
+        parse_source(args.check)  # before torch is imported or the model runs
     loaded = load_output_dir(args.directory, load_schema(args.schema))
     manifest = loaded.manifest
     given = _npz_inputs(args.inputs) if args.inputs else None

@@ -133,14 +133,36 @@ def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:
     return files
 
 
+def check_output_directory(directory: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Fail unless :func:`write_output` can create (or, with ``force``, replace) ``directory``.
+
+    Each problem is one :class:`SpyreError` located at ``directory`` as given: it
+    is a file, or a non-empty directory without ``force``, or the closest
+    existing directory above it is not a directory or not writable.  The drivers
+    call it before any work, the writer again before it writes.
+    """
+    target = Path(directory)
+    if target.is_dir():
+        if not force and any(target.iterdir()):
+            raise SpyreError("output directory is not empty (use --force to replace it)", loc=str(target))
+    elif target.exists() or target.is_symlink():
+        raise SpyreError("cannot write the output directory: a file of that name exists", loc=str(target))
+    above = next(p for p in target.parents if p.exists())  # "." or "/" at the latest
+    if not above.is_dir():
+        raise SpyreError(f"cannot write the output directory: '{above}' is not a directory", loc=str(target))
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise SpyreError(f"cannot write the output directory: directory '{above}' is not writable",
+                         loc=str(target))
+
+
 @fewer_collections()
 def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
-    """Write the output directory of a lowered module (see :func:`bundle_files`); returns its path."""
+    """Write the output directory of a lowered module (see :func:`bundle_files`); returns its path.
+
+    ``directory`` must pass :func:`check_output_directory`.
+    """
     target = Path(directory)
-    if target.exists() and not target.is_dir():
-        raise SpyreError(f"output path '{target}' exists and is not a directory")
-    if target.is_dir() and any(target.iterdir()) and not force:
-        raise SpyreError(f"output directory '{target}' is not empty (use --force to replace it)")
+    check_output_directory(target, force=force)
     files = bundle_files(module)
     parent = target.absolute().parent
     try:

@@ -34,6 +34,7 @@ from torch.utils._pytree import tree_flatten, tree_structure, tree_unflatten
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
 from spyre_mlir.importer.core import graph_inputs, input_name, user_frame
 from spyre_mlir.manifest import Manifest
+from spyre_mlir.sources import factory_choices, parse_source
 
 
 @dataclass
@@ -118,11 +119,10 @@ def export_user_model(fn_or_module: Any, example_inputs: Sequence[Any]) -> torch
 
 def load_factory(spec: str) -> Callable[[], Any]:
     """The function named by ``path/to/model.py:factory``."""
-    path, sep, name = spec.rpartition(":")
-    if not sep or not path or not name:
-        raise SpyreError(f"expected 'model.py:factory' or 'program.pt2', got '{spec}'")
-    if not os.path.isfile(path):
-        raise SpyreError(f"no such file '{path}'")
+    source = parse_source(spec)
+    if source.factory is None:
+        raise SpyreError(f"expected 'model.py:factory', got '{spec}'", loc=spec)
+    path, name = source.path, source.factory
     module_name = "_spyre_model_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
     module = sys.modules.get(module_name)
     if module is None:
@@ -142,15 +142,14 @@ def load_factory(spec: str) -> Callable[[], Any]:
                 sys.path.pop(0)
     factory = getattr(module, name, None)
     if not callable(factory):
-        raise SpyreError(f"'{path}' has no function '{name}'", loc=os.path.basename(path))
+        raise SpyreError(f"no function '{name}' ({factory_choices(path)})", loc=path)
     return factory
 
 
 def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
     """Load ``model.py:factory`` or ``program.pt2``."""
-    if spec.endswith(".pt2") and ":" not in os.path.basename(spec):
-        if not os.path.isfile(spec):
-            raise SpyreError(f"no such file '{spec}'")
+    source = parse_source(spec)
+    if source.factory is None:
         if not zipfile.is_zipfile(spec):
             raise SpyreError("not a .pt2 archive (torch.export.save writes one)", loc=spec)
         export_log = logging.getLogger("torch.export")
@@ -162,7 +161,7 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
             raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from None
         finally:
             export_log.setLevel(level)
-    path = spec.rpartition(":")[0]
+    path = source.path
     try:
         made = load_factory(spec)()
     except Exception as e:

@@ -139,14 +139,14 @@ def test_explicit_cores_override_sencores(monkeypatch):
 
 
 @pytest.mark.parametrize("env, message", [
-    ("abc", "spyre-compile: SENCORES=abc: cores must be an integer between 1 and 32, got 'abc'"),
-    ("33", "spyre-compile: SENCORES=33: cores must be an integer between 1 and 32, got 33"),
+    ("abc", "spyre-compile: error: SENCORES=abc: cores must be an integer between 1 and 32, got 'abc'"),
+    ("33", "spyre-compile: error: SENCORES=33: cores must be an integer between 1 and 32, got 33"),
 ])
-def test_bad_sencores(monkeypatch, env, message):
+def test_bad_sencores_is_located_at_the_driver(monkeypatch, env, message):
     monkeypatch.setenv("SENCORES", env)
     with pytest.raises(SpyreError) as info:
         driver_cores(None, "spyre-compile")
-    assert info.value.msg == message
+    assert info.value.format("model.py") == message
 
 
 def test_bad_cores_option_names_it(monkeypatch):

@@ -342,9 +342,9 @@ def test_the_interpreter_enforces_the_lx_the_compile_planned_with(tmp_path):
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--lx-solver", "worstfit", "spyre-compile: unknown lx-solver 'worstfit'; expected one of auto, greedy, firstfit, "
-                                "bestfit, valuefit"),
-    ("--lx-fraction", "1.5", "spyre-compile: lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, "
+    ("--lx-solver", "worstfit", "argument --lx-solver: invalid choice: 'worstfit' (choose from auto, greedy, "
+                                "firstfit, bestfit, valuefit)"),
+    ("--lx-fraction", "1.5", "argument --lx-fraction: backend_lx_fraction must satisfy 0 <= fraction < 1, "
                              "got 1.5"),
 ])
 def test_spyre_compile_rejects_bad_lx_options(tmp_path, capsys, flag, value, message):
@@ -353,7 +353,7 @@ def test_spyre_compile_rejects_bad_lx_options(tmp_path, capsys, flag, value, mes
     source = tmp_path / "seed.mlir"
     source.write_text(seed_program(64, 128))
     assert main([str(source), "-o", str(tmp_path / "out"), flag, value]) == 1
-    assert capsys.readouterr().err.splitlines() == [f"seed.mlir: error: {message}"]
+    assert capsys.readouterr().err.splitlines() == [f"spyre-compile: error: {message}"]
     assert not (tmp_path / "out").exists()
 
 

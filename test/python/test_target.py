@@ -122,7 +122,8 @@ def test_bad_target_options_are_one_error(options, message):
 def test_a_bad_sencores_is_one_error_of_the_driver(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("SENCORES", "64")
     assert spyre_compile([str(tmp_path / "missing.mlir"), "-o", str(tmp_path / "out")]) == 1
-    assert "spyre-compile: SENCORES=64: cores must be an integer between 1 and 32, got 64" in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines() == [
+        "spyre-compile: error: SENCORES=64: cores must be an integer between 1 and 32, got 64"]
 
 
 @pytest.mark.parametrize("flags, cores, fraction", [

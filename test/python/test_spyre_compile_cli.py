@@ -1,0 +1,126 @@
+"""spyre-compile as a command: what it checks before any work, and what it says."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+# A model file that leaves a mark when it runs: a check made "before any work" must not see it.
+MARKING_MODEL = """\
+import pathlib
+pathlib.Path("model-ran").touch()
+
+
+def build():
+    import torch
+    return (lambda x: x + x), (torch.ones(64, 128, dtype=torch.float16),)
+
+
+def build_other():
+    return build()
+
+
+def layer(x):
+    return x
+"""
+
+# Runs spyre-compile's main in a process of its own, then says whether torch was imported.
+IN_PROCESS = textwrap.dedent("""\
+    import sys
+    from spyre_mlir.tools.spyre_compile import main
+    code = main(sys.argv[1:])
+    print(code, "torch" in sys.modules)
+""")
+
+
+def compile_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, bool, list[str]]:
+    """Exit code of ``spyre-compile args`` run in ``cwd``, whether it imported torch, its stderr lines."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("SPYRE_TRACEBACK", "SENCORES")} | (env or {})
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, *args], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=120)
+    code, imported_torch = done.stdout.split()
+    return int(code), imported_torch == "True", done.stderr.splitlines()
+
+
+CHECKED_FIRST = {
+    "output-not-empty": ((("model.py:build", "-o", "keep"), {}),
+                         "keep: error: output directory is not empty (use --force to replace it)"),
+    "output-is-a-file": ((("model.py:build", "-o", "notes.txt"), {}),
+                         "notes.txt: error: cannot write the output directory: a file of that name exists"),
+    "output-below-a-file": ((("model.py:build", "-o", "notes.txt/out"), {}),
+                            "notes.txt/out: error: cannot write the output directory: 'notes.txt' is not a "
+                            "directory"),
+    "output-is-stdout": ((("model.py:build", "-o", "-"), {}),
+                         "spyre-compile: error: argument -o/--output: spyre-compile writes a directory, not "
+                         "standard output"),
+    "cores-0": ((("model.py:build", "-o", "out", "--cores", "0"), {}),
+                "spyre-compile: error: argument --cores: cores must be an integer between 1 and 32, got 0"),
+    "lx-fraction": ((("model.py:build", "-o", "out", "--lx-fraction", "-0.5"), {}),
+                    "spyre-compile: error: argument --lx-fraction: backend_lx_fraction must satisfy "
+                    "0 <= fraction < 1, got -0.5"),
+    "lx-solver": ((("model.py:build", "-o", "out", "--lx-solver", "optimal"), {}),
+                  "spyre-compile: error: argument --lx-solver: invalid choice: 'optimal' (choose from auto, "
+                  "greedy, firstfit, bestfit, valuefit)"),
+    "sencores": ((("model.py:build", "-o", "out"), {"SENCORES": "0"}),
+                 "spyre-compile: error: SENCORES=0: cores must be an integer between 1 and 32, got 0"),
+    "no-factory": ((("model.py", "-o", "out"), {}),
+                   "model.py: error: name the factory to call: 'model.py:FACTORY' (functions of model.py without "
+                   "parameters: build, build_other)"),
+    "missing-model": ((("sub/nosuch.py:build", "-o", "out"), {}),
+                      "sub/nosuch.py: error: cannot read the file: no such file or directory"),
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKED_FIRST))
+def test_checked_before_torch_is_imported_or_the_model_runs(tmp_path, name):
+    """Options, the source and the output location are checked first: the one error names
+    the option (or is located at the path as given), torch is never imported, the model never runs."""
+    (args, env), line = CHECKED_FIRST[name]
+    (tmp_path / "model.py").write_text(MARKING_MODEL)
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "results.txt").write_text("mine")
+    code, imported_torch, err = compile_in_process(tmp_path, *args, env=env)
+    assert (code, err) == (1, [line])
+    assert not imported_torch
+    assert not (tmp_path / "model-ran").exists()
+    assert (tmp_path / "keep" / "results.txt").read_text() == "mine" and not (tmp_path / "out").exists()
+
+
+def test_a_good_command_line_gets_to_the_model(tmp_path):
+    """The counterpart: with nothing wrong, the model runs and the directory is written."""
+    pytest.importorskip("torch")
+    (tmp_path / "model.py").write_text(MARKING_MODEL)
+    code, imported_torch, err = compile_in_process(tmp_path, "model.py:build", "-o", "out", "--cores", "2")
+    assert code == 0, err
+    assert imported_torch and (tmp_path / "model-ran").exists()
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["cores"] == 2
+
+
+def test_the_python_api_checks_out_dir_before_the_export(tmp_path):
+    """spyre_mlir.compile refuses a non-empty out_dir before it exports the model."""
+    torch = pytest.importorskip("torch")
+    import spyre_mlir
+    from spyre_mlir.diagnostics import SpyreError
+
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "results.txt").write_text("mine")
+    called = []
+
+    def model(x):
+        called.append(x)
+        return x + x
+
+    with pytest.raises(SpyreError) as info:
+        spyre_mlir.compile(model, (torch.ones(64, 128, dtype=torch.float16),), out_dir=tmp_path / "keep")
+    assert info.value.format("api") == f"{tmp_path / 'keep'}: error: output directory is not empty (use --force " \
+                                       "to replace it)"
+    assert not called
