@@ -60,7 +60,7 @@ def _caller_loc() -> str | None:
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if path != here and not path.startswith(torch_dir) and "contextlib" not in path:
-            return f"{os.path.basename(path)}:{frame.f_lineno}"
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 

@@ -135,6 +135,7 @@ class SourceLoc:
     """A line of the user's model."""
 
     file: str
+    """The file as Python knows it: a model file as the user named it to the tools."""
     line: int
     col: int
 
@@ -162,7 +163,7 @@ def user_frame(stack_trace: str | None) -> SourceLoc | None:
             col = indent + first - shown_indent + 1
         else:
             col = indent + 1
-        found = SourceLoc(os.path.basename(path), line, max(col, 1))
+        found = SourceLoc(path, line, max(col, 1))
     return found
 
 

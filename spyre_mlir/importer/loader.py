@@ -133,7 +133,11 @@ def load_factory(spec: str) -> Callable[[], Any]:
         directory = os.path.dirname(os.path.abspath(path))
         sys.path.insert(0, directory)
         try:
-            loader_spec.loader.exec_module(module)
+            # Compiled under the path as given, so that tracebacks, the graph's stack traces and
+            # every location name the file as the user did.
+            with open(path, "rb") as f:
+                code = compile(f.read(), path, "exec", dont_inherit=True)
+            exec(code, module.__dict__)
         except Exception as e:
             del sys.modules[module_name]
             raise model_code_error(e, path) from None

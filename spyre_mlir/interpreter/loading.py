@@ -123,11 +123,10 @@ def read_constant_data(directory: str | Path, arg: KernelArg) -> np.ndarray:
 
 
 def _confined(root: Path, name: str, what: str, where: str) -> Path:
-    """``root/name``, refusing names that resolve outside ``root``."""
-    path = (root / name).resolve()
-    if not path.is_relative_to(root.resolve()):
+    """``root/name`` (as ``root`` was given, for locations), refusing names that resolve outside ``root``."""
+    if not (root / name).resolve().is_relative_to(root.resolve()):
         raise SpyreError(f"{what} \"{name}\" resolves outside the output directory", loc=where)
-    return path
+    return root / name
 
 
 def _bundle_function(module: ModuleOp, manifest: Manifest, where: str) -> func.FuncOp:

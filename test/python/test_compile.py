@@ -197,7 +197,7 @@ def test_restickify_warning_names_the_argument_at_its_model_line(tmp_path):
                            "-o", str(tmp_path / "out"), "--cores", "4"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        "model.py:6:5: warning: function argument 'a' (#0) is copied by spyre.restickify to dim_order [1, 0], "
+        f"{model}:6:5: warning: function argument 'a' (#0) is copied by spyre.restickify to dim_order [1, 0], "
         "device_size [4, 64, 64]; stage it that way to avoid the copy"]
 
 
@@ -238,5 +238,5 @@ def test_compile_api_reports_a_failing_export_as_one_located_error():
         spyre_mlir.compile(Broken(), (torch.ones(4, 64, dtype=torch.float16),))
     line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
                 if text.strip().startswith("return x.no_such_method()"))
-    assert info.value.format("api") == (f"test_compile.py:{line}: error: torch.export raised AttributeError: "
+    assert info.value.format("api") == (f"{__file__}:{line}: error: torch.export raised AttributeError: "
                                         "'FakeTensor' object has no attribute 'no_such_method'")

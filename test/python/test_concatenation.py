@@ -196,7 +196,7 @@ def test_a_rank_one_cat_whose_second_piece_starts_mid_stick_is_one_located_error
     with pytest.raises(SpyreError, match=r"the pieces of a tensor of shape \[130\] start at offsets \[\[0\], \[30\]\]: "
                                          r"no dim has them all at whole sticks of 64 elements") as error:
         compile_and_check("rank_one_mid_stick", 1, tmp_path / "out", imported)
-    assert error.value.location().startswith("test_concatenation.py:")
+    assert error.value.location().startswith(f"{__file__}:")
 
 
 @pytest.mark.parametrize("name, cores", [
@@ -243,7 +243,7 @@ def test_a_cat_a_tiled_group_both_feeds_and_reads_is_one_located_error(tmp_path)
     with pytest.raises(SpyreError, match=r"a concatenation \(torch.cat, torch.stack\) inside the group of hints "
                                          r"\[1\] .* concatenations are not tiled") as error:
         compile_and_check("hinted_rotary_cat_inside", 4, tmp_path / "out", imported)
-    assert error.value.location().startswith("test_concatenation.py:")
+    assert error.value.location().startswith(f"{__file__}:")
 
 
 def test_a_single_non_empty_piece_is_the_result_itself():

@@ -47,7 +47,7 @@ def test_name_tensor_dims_errors(names, message):
     with pytest.raises(HintError) as err:
         name_tensor_dims(torch.randn(64, 256), names)
     assert message in str(err.value)
-    assert err.value.location().startswith("test_hints.py:")
+    assert err.value.location().startswith(f"{__file__}:")
 
 
 @pytest.mark.parametrize("kw, message", [

@@ -330,7 +330,7 @@ def test_unsupported_op_names_op_and_line():
     with pytest.raises(SpyreError) as err:
         import_program(export_model(fn, X))
     assert err.value.msg == "unsupported ATen op 'aten.cumsum.default'"
-    assert err.value.location() == f"test_import.py:{line}"
+    assert err.value.location() == f"{__file__}:{line}"
 
 
 def test_every_unsupported_op_is_in_one_error():
@@ -343,9 +343,9 @@ def test_every_unsupported_op_is_in_one_error():
     first = fn.__code__.co_firstlineno + 1
     with pytest.raises(SpyreError) as err:
         import_program(export_model(fn, X))
-    assert err.value.msg == (f"unsupported ATen ops: 'aten.cumsum.default' (2 times, first at test_import.py:{first}), "
-                             f"'aten.sort.default' (once, first at test_import.py:{first + 2})")
-    assert err.value.location() == f"test_import.py:{first}"
+    assert err.value.msg == (f"unsupported ATen ops: 'aten.cumsum.default' (2 times, first at {__file__}:{first}), "
+                             f"'aten.sort.default' (once, first at {__file__}:{first + 2})")
+    assert err.value.location() == f"{__file__}:{first}"
 
 
 def test_unsupported_form_is_one_error():
@@ -364,11 +364,12 @@ def test_dynamic_shapes_rejected():
         import_program(ep)
 
 
-def test_cli_error_is_one_line():
-    out = subprocess.run(["spyre-import", os.path.join(ROOT, "test/Import/Inputs/unsupported_sort.py:build")],
+def test_cli_error_is_one_line_located_at_the_model_as_named():
+    out = subprocess.run(["spyre-import", "test/Import/Inputs/unsupported_sort.py:build"], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 1
-    assert out.stderr.strip() == "unsupported_sort.py:6: error: unsupported ATen op 'aten.sort.default'"
+    assert out.stderr.strip() == ("test/Import/Inputs/unsupported_sort.py:6: error: unsupported ATen op "
+                                  "'aten.sort.default'")
 
 
 @pytest.mark.parametrize("fn, x, message", [
