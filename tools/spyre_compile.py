@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from collections.abc import Sequence
 
 from spyre_mlir.diagnostics import SpyreError
@@ -72,9 +71,7 @@ def run(args: argparse.Namespace) -> int:
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
                              lx_fraction=args.lx_fraction, stage_inputs=args.stage_inputs,
                              auto_tile=args.auto_tile)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        module = load_source(args.source)
+    module = load_source(args.source)
     compile_module(module, args.output, options, planned=_print_report if args.report else None)
     return 0
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import warnings
 from collections.abc import Sequence
 
 from xdsl.printer import Printer
@@ -52,10 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from spyre_mlir.importer import import_program, load_program
     from spyre_mlir.mlir_text import verify_located
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        program = load_program(args.model, strict=args.strict)
-        module = import_program(program, func_name=args.func_name)
+    program = load_program(args.model, strict=args.strict)
+    module = import_program(program, func_name=args.func_name)
     if not args.no_verify:
         verify_located(module)
     text = io.StringIO()

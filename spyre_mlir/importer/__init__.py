@@ -5,7 +5,8 @@
 * :func:`import_program` (``core``): the importer;
 * ``table``: the ATen table (one emitter per supported overload);
 * ``views``: affine maps of view ops;
-* :func:`load_program` / :func:`export_model` (``loader``): model files for the tools.
+* :func:`load_program` / :func:`export_model` (``loader``): model files for the tools;
+* ``quiet``: torch's own warnings and logs kept out of our diagnostics.
 """
 
 from spyre_mlir.optional import require

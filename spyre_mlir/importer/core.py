@@ -67,6 +67,7 @@ from spyre_mlir.dialects.spyre import (
 )
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.folding import KnownValues, known_values, splat_value
+from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 from spyre_mlir.opfuncs import COPY
 
@@ -754,8 +755,9 @@ def import_program(exported_program: torch.export.ExportedProgram, *, named_dims
     unless ``renumber_hints=False``.  Errors are :class:`SpyreError` located at
     the user's model line.
     """
-    ep = exported_program.run_decompositions(decomposition_table()) if decompose else exported_program
-    return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
+    with quiet_torch():
+        ep = exported_program.run_decompositions(decomposition_table()) if decompose else exported_program
+        return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
 
 
 __all__ = ["import_program", "graph_inputs", "input_name", "NodeEmitter", "Unsupported", "missing", "user_frame",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import logging
 import os
 import sys
 import traceback
@@ -33,6 +32,7 @@ from torch.utils._pytree import tree_flatten, tree_structure, tree_unflatten
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
 from spyre_mlir.importer.core import graph_inputs, input_name, user_frame
+from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.manifest import Manifest
 from spyre_mlir.sources import factory_choices, parse_source
 
@@ -90,17 +90,19 @@ def as_module(fn_or_module: Any) -> torch.nn.Module:
 
 def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bool = False
                  ) -> torch.export.ExportedProgram:
-    """``torch.export.export`` with ``spyre_hint`` annotations preserved.
+    """``torch.export.export`` with ``spyre_hint`` annotations preserved, torch's own
+    output held back (:func:`~spyre_mlir.importer.quiet.quiet_torch`).
 
     Non-strict export runs inside ``torch.fx.traceback.preserve_node_meta()``,
     which is what keeps the hints; strict export keeps them by itself.
     """
     module = as_module(fn_or_module)
     inputs = tuple(example_inputs)
-    if strict:
-        return torch.export.export(module, inputs, strict=True)
-    with fx_traceback.preserve_node_meta():
-        return torch.export.export(module, inputs, strict=False)
+    with quiet_torch():
+        if strict:
+            return torch.export.export(module, inputs, strict=True)
+        with fx_traceback.preserve_node_meta():
+            return torch.export.export(module, inputs, strict=False)
 
 
 def export_user_model(fn_or_module: Any, example_inputs: Sequence[Any]) -> torch.export.ExportedProgram:
@@ -140,7 +142,8 @@ def load_factory(spec: str) -> Callable[[], Any]:
             exec(code, module.__dict__)
         except Exception as e:
             del sys.modules[module_name]
-            raise model_code_error(e, path) from None
+            error = model_code_error(e, path)
+            raise error from (None if error is e else e)  # the cause: the traceback --debug shows
         finally:
             if sys.path and sys.path[0] == directory:
                 sys.path.pop(0)
@@ -156,28 +159,28 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
     if source.factory is None:
         if not zipfile.is_zipfile(spec):
             raise SpyreError("not a .pt2 archive (torch.export.save writes one)", loc=spec)
-        export_log = logging.getLogger("torch.export")
-        level = export_log.level
-        export_log.setLevel(logging.ERROR)  # torch.export.load logs a traceback before it raises
         try:
-            return LoadedModel(torch.export.load(spec))
+            with quiet_torch():  # torch.export.load logs a traceback before it raises
+                return LoadedModel(torch.export.load(spec))
         except Exception as e:
-            raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from None
-        finally:
-            export_log.setLevel(level)
+            raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from e
     path = source.path
     try:
         made = load_factory(spec)()
+    except SpyreError:
+        raise
     except Exception as e:
-        raise model_code_error(e, path) from None
+        raise model_code_error(e, path) from e
     if isinstance(made, torch.export.ExportedProgram):
         return LoadedModel(made)
     if isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
         module = as_module(made[0])
         try:
             program = export_model(module, made[1], strict=strict)
+        except SpyreError:
+            raise
         except Exception as e:
-            raise model_code_error(e, path, "torch.export") from None
+            raise model_code_error(e, path, "torch.export") from e  # the cause: the traceback --debug shows
         return LoadedModel(program, module, tuple(made[1]))
     raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
                      f"(module_or_callable, example_inputs), got {type(made).__name__}")

@@ -240,3 +240,29 @@ def test_compile_api_reports_a_failing_export_as_one_located_error():
                 if text.strip().startswith("return x.no_such_method()"))
     assert info.value.format("api") == (f"{__file__}:{line}: error: torch.export raised AttributeError: "
                                         "'FakeTensor' object has no attribute 'no_such_method'")
+
+
+WARNINGS_OF_THE_API = """
+import warnings
+import torch
+import spyre_mlir
+
+
+def model(x):
+    warnings.warn("the model's own warning", FutureWarning)
+    return x + x
+
+
+spyre_mlir.compile(model, (torch.ones(64, 128, dtype=torch.float16),))
+"""
+
+
+def test_compile_api_hides_torchs_leafspec_warning_but_not_the_models(tmp_path):
+    """torch's pytree internals warn about LeafSpec on every export; spyre_mlir.compile keeps that
+    one out of the caller's output, and no other warning."""
+    pytest.importorskip("torch")
+    done = subprocess.run([sys.executable, "-c", WARNINGS_OF_THE_API], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "LeafSpec" not in done.stderr
+    assert "FutureWarning: the model's own warning" in done.stderr

@@ -77,6 +77,14 @@ RAISING_MODEL = """\
 def build():
     raise RuntimeError("no weights found")
 """
+MISMATCHED_MATMUL = """\
+import torch
+
+
+def build():
+    x = torch.ones(4, 64, dtype=torch.float16)
+    return (lambda x: x @ x), (x,)
+"""
 UNDECLARED_MODEL = """\
 import torch
 from spyre_mlir import name_tensor_dims
@@ -320,6 +328,9 @@ CASES: dict[str, Case] = {
                                        ("unsupported ATen op 'aten.sort.default'",), {"sort.py": SORT_MODEL}),
     "import-model-raises": Case("spyre-import", ("model.py:build", "-o", "m.mlir"), "model.py:2",
                                 ("the model raised RuntimeError: no weights found",), {"model.py": RAISING_MODEL}),
+    "compile-export-fails-in-a-torch-op": Case(
+        "spyre-compile", ("model.py:build", "-o", "out2"), "model.py:6",
+        ("torch.export raised RuntimeError: a and b must have same reduction dim",), {"model.py": MISMATCHED_MATMUL}),
     "compile-undeclared-dim-name": Case("spyre-compile", ("model.py:build", "-o", "out2"), "model.py:7",
                                         ("undeclared dimension name 'Q'", "declare_tensor_dim('Q', size)"),
                                         {"model.py": UNDECLARED_MODEL}),

@@ -124,3 +124,31 @@ def test_the_python_api_checks_out_dir_before_the_export(tmp_path):
     assert info.value.format("api") == f"{tmp_path / 'keep'}: error: output directory is not empty (use --force " \
                                        "to replace it)"
     assert not called
+
+
+FAILING_IN_A_TORCH_OP = """\
+import torch
+
+
+def build():
+    x = torch.ones(4, 64, dtype=torch.float16)
+    return (lambda x: x @ x), (x,)
+"""
+
+
+def test_torch_logs_stay_behind_debug(tmp_path):
+    """torch logs a traceback when an op fails under torch.export: the error is our one line, and
+    --debug shows the traceback with what torch logged."""
+    pytest.importorskip("torch")
+    (tmp_path / "model.py").write_text(FAILING_IN_A_TORCH_OP)
+    command = [str(BIN / "spyre-compile"), "model.py:build", "-o", "out"]
+    quiet = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 1
+    assert quiet.stderr.splitlines() == [
+        "model.py:6: error: torch.export raised RuntimeError: a and b must have same reduction dim, but got "
+        "[4, 64] X [4, 64]."]
+    debug = subprocess.run([*command, "--debug"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert debug.returncode == 1
+    assert debug.stderr.startswith("Traceback") and "torch logged:" in debug.stderr
+    assert "failed while attempting to run meta for aten.mm.default" in debug.stderr
+    assert 'File "model.py", line 6' in debug.stderr
