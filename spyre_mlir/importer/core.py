@@ -465,9 +465,14 @@ class _Importer:
 
     def check_supported(self) -> None:
         """One error naming every ATen op of the graph the table has no emitter for, each with its
-        count and the model line of its first node, so that one run shows all a model needs."""
+        count and the model line of its first node, so that one run shows all a model needs.
+
+        A program whose shapes or scalars depend on its input's values is one error about that
+        first: the ops torch adds to check the sizes it cannot know are no problem of their own.
+        """
         from spyre_mlir.importer.table import lookup
 
+        self.check_data_independent()
         found: dict[str, list[torch.fx.Node]] = {}
         for node in self.ep.graph.nodes:
             if node.op == "call_function" and node not in self.known and lookup(node.target) is None:
@@ -484,6 +489,27 @@ class _Importer:
             count = f"{len(nodes)} times" if len(nodes) > 1 else "once"
             parts.append(f"'{name}' ({count}, first at {_where(nodes[0])})")
         raise self.fail(first, f"unsupported ATen ops: {', '.join(parts)}")
+
+    def check_data_independent(self) -> None:
+        """One error at the first node whose result's size (or a Python scalar) depends on the
+        values of a tensor: torch gives it unbacked symbols (``u0``), Spyre compiles static shapes.
+
+        ``x[x > 0]`` or ``torch.nonzero(x)`` (an ``aten.index.Tensor`` or ``aten.nonzero.default``
+        whose length is the count of true elements) and ``x.max().item()`` (an
+        ``aten._local_scalar_dense``) are such nodes.
+        """
+        for node in self.ep.graph.nodes:
+            if not node.meta.get("unbacked_bindings"):
+                continue
+            val = node.meta.get("val")
+            if any(isinstance(v, torch.Tensor) for v in (val if isinstance(val, (tuple, list)) else [val])):
+                raise self.fail(node, f"the program has a data-dependent output shape: the size of what "
+                                f"'{op_name(node)}' returns depends on the values of its input, and Spyre "
+                                "compiles static shapes only; keep the shape static with a mask, e.g. "
+                                "torch.where(mask, x, 0) instead of x[mask] or torch.nonzero")
+            raise self.fail(node, f"the program reads a tensor's value into Python ('{op_name(node)}', as "
+                            ".item(), int() or float() of a tensor do), which Spyre cannot compile; keep it "
+                            "a tensor (x * m broadcasts a 1-element m)")
 
     def run(self) -> ModuleOp:
         ep = self.ep

@@ -96,6 +96,9 @@ def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bo
     Non-strict export runs inside ``torch.fx.traceback.preserve_node_meta()``,
     which is what keeps the hints; strict export keeps them by itself.
     """
+    if not isinstance(example_inputs, (tuple, list)):
+        raise SpyreError(f"the example inputs must be a tuple of the model's inputs, got "
+                         f"{type(example_inputs).__name__}: pass (x,) for one input x")
     module = as_module(fn_or_module)
     inputs = tuple(example_inputs)
     with quiet_torch():
@@ -165,14 +168,22 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
         except Exception as e:
             raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from e
     path = source.path
+    factory = load_factory(spec)
     try:
-        made = load_factory(spec)()
+        made = factory()
     except SpyreError:
         raise
     except Exception as e:
         raise model_code_error(e, path) from e
+    code = getattr(factory, "__code__", None)
+    where = f"{path}:{code.co_firstlineno}" if code is not None else path
     if isinstance(made, torch.export.ExportedProgram):
         return LoadedModel(made)
+    if isinstance(made, (tuple, list)) and made and callable(made[0]) and (
+            len(made) != 2 or not isinstance(made[1], (tuple, list))):
+        returned = ", ".join(type(v).__name__ for v in made)
+        raise SpyreError(f"factory '{source.factory}' returned ({returned}): the example inputs must be a tuple, "
+                         "e.g. return model, (x,)", loc=where)
     if isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
         module = as_module(made[0])
         try:
@@ -182,8 +193,8 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
         except Exception as e:
             raise model_code_error(e, path, "torch.export") from e  # the cause: the traceback --debug shows
         return LoadedModel(program, module, tuple(made[1]))
-    raise SpyreError(f"factory '{spec}' must return an ExportedProgram or "
-                     f"(module_or_callable, example_inputs), got {type(made).__name__}")
+    raise SpyreError(f"factory '{source.factory}' must return an ExportedProgram or "
+                     f"(module_or_callable, example_inputs), got {type(made).__name__}", loc=where)
 
 
 def load_program(spec: str, *, strict: bool = False) -> torch.export.ExportedProgram:

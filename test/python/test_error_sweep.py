@@ -85,6 +85,21 @@ def build():
     x = torch.ones(4, 64, dtype=torch.float16)
     return (lambda x: x @ x), (x,)
 """
+DATA_DEPENDENT_MODEL = """\
+import torch
+
+
+def build():
+    x = torch.randn(64, 128, dtype=torch.float16)
+    return (lambda x: x[x > 0] * 2), (x,)
+"""
+TENSOR_NOT_TUPLE_MODEL = """\
+import torch
+
+
+def build():
+    return (lambda x: x + 1), torch.ones(64, 128, dtype=torch.float16)
+"""
 UNDECLARED_MODEL = """\
 import torch
 from spyre_mlir import name_tensor_dims
@@ -331,6 +346,14 @@ CASES: dict[str, Case] = {
     "compile-export-fails-in-a-torch-op": Case(
         "spyre-compile", ("model.py:build", "-o", "out2"), "model.py:6",
         ("torch.export raised RuntimeError: a and b must have same reduction dim",), {"model.py": MISMATCHED_MATMUL}),
+    "compile-data-dependent-shape": Case(
+        "spyre-compile", ("model.py:build", "-o", "out2"), "model.py:6",
+        ("the program has a data-dependent output shape", "'aten.index.Tensor'", "torch.where(mask, x, 0)"),
+        {"model.py": DATA_DEPENDENT_MODEL}),
+    "import-example-inputs-not-a-tuple": Case(
+        "spyre-import", ("model.py:build",), "model.py:4",
+        ("factory 'build' returned (function, Tensor): the example inputs must be a tuple, e.g. return model, (x,)",),
+        {"model.py": TENSOR_NOT_TUPLE_MODEL}),
     "compile-undeclared-dim-name": Case("spyre-compile", ("model.py:build", "-o", "out2"), "model.py:7",
                                         ("undeclared dimension name 'Q'", "declare_tensor_dim('Q', size)"),
                                         {"model.py": UNDECLARED_MODEL}),

@@ -348,6 +348,46 @@ def test_every_unsupported_op_is_in_one_error():
     assert err.value.location() == f"{__file__}:{first}"
 
 
+DATA_DEPENDENT = ("the program has a data-dependent output shape: the size of what '{op}' returns depends on the "
+                  "values of its input, and Spyre compiles static shapes only; keep the shape static with a mask, "
+                  "e.g. torch.where(mask, x, 0) instead of x[mask] or torch.nonzero")
+
+
+@pytest.mark.parametrize("select, op", [
+    (lambda x: x[x > 0], "aten.index.Tensor"),
+    (torch.nonzero, "aten.nonzero.default"),
+])
+def test_data_dependent_shape_is_named_at_its_line(select, op):
+    """A boolean mask index or torch.nonzero is one error saying what is wrong and what to do, not
+    the list of ops torch adds to check the size it cannot know."""
+    def fn(x):
+        y = x * 2
+        return select(y) + 1  # the line of the error
+
+    line = fn.__code__.co_firstlineno + 2
+    with pytest.raises(SpyreError) as err:
+        import_program(export_model(fn, X))
+    assert err.value.msg == DATA_DEPENDENT.format(op=op)
+    assert err.value.location() == f"{__file__}:{line}"
+
+
+def test_a_tensor_read_into_python_is_named_at_its_line():
+    def fn(x):
+        return x * 2 + x.sum().item()  # the line of the error
+
+    with pytest.raises(SpyreError) as err:
+        import_program(export_model(fn, X))
+    assert err.value.msg.startswith("the program reads a tensor's value into Python "
+                                    "('aten._local_scalar_dense.default', as .item()")
+    assert err.value.location() == f"{__file__}:{fn.__code__.co_firstlineno + 1}"
+
+
+def test_example_inputs_that_are_not_a_tuple_are_one_error():
+    with pytest.raises(SpyreError, match=r"^the example inputs must be a tuple of the model's inputs, got Tensor: "
+                                         r"pass \(x,\) for one input x$"):
+        export_model(lambda x: x + 1, X[0])
+
+
 def test_unsupported_form_is_one_error():
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten.pow.Tensor_Scalar': exponent 2.5"):
         import_program(torch.export.export(Wrap(lambda x: x.pow(2.5)), X))
