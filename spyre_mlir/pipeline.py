@@ -167,10 +167,12 @@ class CompileOptions:
 
 @fewer_collections()
 def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr,
-               planned: Callable[[ModuleOp], None] | None = None) -> list[tuple[str, float]]:
+               planned: Callable[[ModuleOp], None] | None = None,
+               progress: Callable[[str], None] | None = None) -> list[tuple[str, float]]:
     """Run the pipeline stages on ``module`` in place; verify at the end (or after each).
     ``planned`` is called with the planned module, after memory planning and before the
-    lowering (where the cost model reads it).
+    lowering (where the cost model reads it); ``progress`` with each stage's name and
+    number as it starts (``spyre-stickify (3/10)``).
 
     Returns the wall time in seconds of every stage, in pipeline order.
     """
@@ -179,10 +181,13 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
             check_kernel_names(body)
     ctx = make_context()
     timings = []
-    for stage in compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction,
-                                options.stage_inputs, options.auto_tile):
+    stages = compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction,
+                            options.stage_inputs, options.auto_tile)
+    for number, stage in enumerate(stages, 1):
         if planned is not None and stage.name == COMPILE_STAGES[-1]:
             planned(module)
+        if progress is not None:
+            progress(f"{stage.name} ({number}/{len(stages)})")
         start = time.perf_counter()
         stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
@@ -225,12 +230,16 @@ def load_source(source: str) -> ModuleOp:
 
 
 def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: CompileOptions,
-                   log: TextIO = sys.stderr, planned: Callable[[ModuleOp], None] | None = None) -> Path:
+                   log: TextIO = sys.stderr, planned: Callable[[ModuleOp], None] | None = None,
+                   progress: Callable[[str], None] | None = None) -> Path:
     """Run the pipeline on ``module`` and write ``out_dir`` (its manifest records the module's
-    target); ``planned`` as in :func:`run_stages`."""
+    target); ``planned`` and ``progress`` as in :func:`run_stages` (``progress`` is also told
+    when the writing starts)."""
     from spyre_mlir.codegen.writer import write_output
 
-    run_stages(module, options, log, planned)
+    run_stages(module, options, log, planned, progress)
+    if progress is not None:
+        progress(f"writing {out_dir}")
     return write_output(module, out_dir, force=options.force)
 
 

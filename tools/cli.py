@@ -10,9 +10,10 @@ import argparse
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -65,6 +66,57 @@ def argument_errors(tool: str, option: str) -> Iterator[None]:
         yield
     except SpyreError as e:
         raise SpyreError(f"argument {option}: {e.msg}", loc=tool) from None
+
+
+PROGRESS_AFTER = 3.0
+"""Seconds a run goes on before :class:`Progress` shows its stages."""
+
+
+class Progress:
+    """One line per stage of a long run on ``stream`` (stderr), ``<tool>: <stage>``.
+
+    Only when ``stream`` is a terminal, and only once the run has gone on for
+    ``after`` seconds (:data:`PROGRESS_AFTER`): from then on the stage running
+    and every later one.  A short run, a pipe or a log file sees nothing.  Use
+    it as a context manager; :meth:`stage` names each stage as it starts.
+    """
+
+    def __init__(self, tool: str, stream: TextIO, after: float | None = None):
+        self.tool = tool
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self._lock = threading.Lock()
+        self._current: str | None = None
+        self._showing = False
+        after = PROGRESS_AFTER if after is None else after
+        self._timer = threading.Timer(after, self._show)
+        self._timer.daemon = True
+        if self.enabled and after <= 0:
+            self._showing = True
+        elif self.enabled:
+            self._timer.start()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def stage(self, what: str) -> None:
+        """``what`` starts now."""
+        with self._lock:
+            self._current = what
+            if self._showing:
+                self._write(what)
+
+    def _show(self) -> None:
+        with self._lock:
+            self._showing = True
+            if self._current is not None:
+                self._write(self._current)
+
+    def _write(self, what: str) -> None:
+        print(f"{self.tool}: {what}", file=self.stream, flush=True)
 
 
 STDIO = "-"

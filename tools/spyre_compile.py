@@ -1,7 +1,7 @@
 # spyre-compile: the whole pipeline in one process.  Reads a model file
 # (`model.py:factory`), a `.pt2` archive or a `.mlir` module; writes the output
-# directory (bundle.mlir, sdsc_<n>.json, manifest.json).  Errors are one line on
-# stderr and exit code 1; nothing is half-written.
+# directory (bundle.mlir, sdsc_<n>.json, manifest.json) and one line saying so
+# (stdout).  Errors are one line on stderr and exit code 1; nothing is half-written.
 """``spyre-compile``: compile a PyTorch program (or spyre IR) for Spyre.
 
 ::
@@ -12,7 +12,9 @@
 
 The stages are :data:`spyre_mlir.pipeline.COMPILE_STAGES`.  The options'
 values, the source and the output directory are checked before any work
-(before torch is imported or the model runs).  ``--debug`` (or
+(before torch is imported or the model runs).  When done, one line on stdout
+says where it wrote, how many SDSC files and the predicted time; on a
+terminal, a compile longer than a few seconds names each stage on stderr.  ``--debug`` (or
 ``SPYRE_TRACEBACK=1``) shows the traceback of any error.
 """
 
@@ -23,7 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.tools.cli import STDIO, add_version_argument, argument_errors, plain_text, run_tool
+from spyre_mlir.tools.cli import STDIO, Progress, add_version_argument, argument_errors, plain_text, run_tool
 
 TOOL = "spyre-compile"
 
@@ -64,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     cores = check_arguments(args)
+    from spyre_mlir.codegen.writer import bundle_summary
     from spyre_mlir.pipeline import CompileOptions, compile_module, load_source
 
     options = CompileOptions(cores=cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
@@ -71,8 +74,15 @@ def run(args: argparse.Namespace) -> int:
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
                              lx_fraction=args.lx_fraction, stage_inputs=args.stage_inputs,
                              auto_tile=args.auto_tile)
-    module = load_source(args.source)
-    compile_module(module, args.output, options, planned=_print_report if args.report else None)
+    with Progress(TOOL, sys.stderr) as progress:
+        progress.stage(f"loading {args.source}")
+        module = load_source(args.source)
+        compile_module(module, args.output, options, planned=_print_report if args.report else None,
+                       progress=progress.stage)
+    summary = bundle_summary(module)
+    predicted = f", predicted {summary.predicted_us:.1f} us" if summary.predicted_us is not None else ""
+    print(f"{TOOL}: wrote {args.output}: {summary.sdsc_files} SDSC file{'s' if summary.sdsc_files != 1 else ''}"
+          f"{predicted} on {summary.cores} core{'s' if summary.cores != 1 else ''}")
     return 0
 
 

@@ -176,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timeline:
         write_timeline(stats, args.timeline, SpyreConfig(cores=manifest.cores).usable_lx_bytes,
                        f"LX occupancy and HBM traffic of {args.directory}")
+        print(f"spyre-run: wrote the timeline to {args.timeline}")
     if expected is not None:
         print(f"spyre-run: {len(expected)} output(s) match PyTorch eager "
               f"(max abs err {stats.max_abs_err:.3g}, max rel err {stats.max_rel_err:.3g})")

@@ -10,7 +10,8 @@
 
 :func:`bundle_files` renders every file in memory (deterministic bytes);
 :func:`write_output` puts them in place: an existing non-empty directory is an
-error unless ``force``; a failure leaves DIR as it was.
+error unless ``force``; a failure leaves DIR as it was.  :func:`bundle_summary`
+says what the directory holds, in figures.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -84,19 +86,47 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
                       _data_name(attr))
 
 
+def _number(attr: Attribute) -> int | float:
+    return attr.value.data if isinstance(attr, IntegerAttr) else float(attr.value.data)
+
+
+def _predicted_per_file(bundle: FuncOp) -> dict[str, dict[str, int | float]]:
+    """The cost model's figures of every SDSC file that carries them, by file name."""
+    return {op.sdsc_filename.data: {k: _number(v) for k, v in op.attributes[PREDICTED_ATTR].data.items()}
+            for op in bundle.walk() if isinstance(op, SdscExecuteOp) and PREDICTED_ATTR in op.attributes}
+
+
 def _prediction(bundle: FuncOp) -> str | None:
     """``cost.json``: the cost model's figures per SDSC file and the program's lower bound, None
     for a bundle that carries no prediction."""
-    def number(attr: Attribute) -> int | float:
-        return attr.value.data if isinstance(attr, IntegerAttr) else float(attr.value.data)
-
-    per_file = {op.sdsc_filename.data: {k: number(v) for k, v in op.attributes[PREDICTED_ATTR].data.items()}
-                for op in bundle.walk() if isinstance(op, SdscExecuteOp) and PREDICTED_ATTR in op.attributes}
+    per_file = _predicted_per_file(bundle)
     total = bundle.attributes.get(PREDICTED_ATTR)
     if not per_file or not isinstance(total, DictionaryAttr):
         return None
-    document = {"sdsc_files": per_file, **{k: number(v) for k, v in total.data.items()}}
+    document = {"sdsc_files": per_file, **{k: _number(v) for k, v in total.data.items()}}
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+@dataclass(frozen=True)
+class BundleSummary:
+    """An output directory in three figures (what ``spyre-compile`` says when it is done)."""
+
+    sdsc_files: int
+    cores: int
+    """The cores of the module's ``#spyre.target``."""
+    predicted_us: float | None
+    """The cost model's predicted time of the whole bundle (its SDSC files' ``predicted_us``, one
+    execution after another); None for a bundle without a prediction."""
+
+
+def bundle_summary(module: ModuleOp) -> BundleSummary:
+    """The :class:`BundleSummary` of a lowered module."""
+    bundle = bundle_func(module)
+    names = {op.sdsc_filename.data for op in bundle.walk() if isinstance(op, SdscExecuteOp)}
+    per_file = _predicted_per_file(bundle)
+    predicted = sum(float(figures["predicted_us"]) for figures in per_file.values()) \
+        if names and set(per_file) == names else None
+    return BundleSummary(len(names), target_config(module).cores, predicted)
 
 
 def bundle_files(module: ModuleOp) -> dict[str, str | bytes]:

@@ -210,7 +210,8 @@ def test_spyre_compile_report_is_the_counted_traffic(tmp_path, capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:6] == ["sdsc", "file", "op", "runs", "cores", "HBM"]
     total = next(line for line in lines if line.startswith("total")).split()
-    assert lines[-1].startswith("lower bound ") and "predicted / lower bound = " in lines[-1]
+    assert lines[-2].startswith("lower bound ") and "predicted / lower bound = " in lines[-2]
+    assert lines[-1].startswith(f"spyre-compile: wrote {tmp_path / 'out'}: ")  # after the report, when done
     _, stats = run(tmp_path / "out", imported.inputs("softmax", read_manifest(tmp_path / "out")))
     counted = [f"{stats.total(c):,}" for c in COUNTERS]
     assert total[3:7] == counted
@@ -241,6 +242,7 @@ def test_report_and_stats_tables_agree_on_cores_and_columns(cores: int, used: tu
     assert compile_main([str(tmp_path / "mixed.mlir"), "-o", str(tmp_path / "out"), "--cores", str(cores),
                          "--report"]) == 0
     report = capsys.readouterr().out.splitlines()
+    assert report.pop().startswith(f"spyre-compile: wrote {tmp_path / 'out'}: ")
     assert report.pop().startswith("lower bound ")
     assert run_main([str(tmp_path / "out"), "--stats"]) == 0
     stats = capsys.readouterr().out.splitlines()
@@ -302,6 +304,7 @@ def test_spyre_run_stats_shows_the_prediction_beside_the_counts(tmp_path, capsys
 
     source = str(ROOT / "examples/softmax.py:build")
     assert compile_main([source, "-o", str(tmp_path / "out"), "--cores", "4"]) == 0
+    assert capsys.readouterr().out.startswith("spyre-compile: wrote ")
     assert run_main([str(tmp_path / "out"), "--check", source, "--stats"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("predicted us  predicted HBM read  predicted HBM written")

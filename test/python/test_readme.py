@@ -69,7 +69,7 @@ def test_tables_are_what_the_tools_print(tmp_path):
         done = subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=300)
         assert done.returncode == 0, done.stderr
-        assert done.stdout == table, command
+        assert done.stdout.replace(str(tmp_path / "x"), "/tmp/x") == table, command
 
 
 def test_pass_list_has_every_pipeline_stage():

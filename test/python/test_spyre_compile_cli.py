@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -46,7 +47,7 @@ def compile_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None)
     environment = {k: v for k, v in os.environ.items() if k not in ("SPYRE_TRACEBACK", "SENCORES")} | (env or {})
     done = subprocess.run([sys.executable, "-c", IN_PROCESS, *args], cwd=cwd, env=environment,
                           capture_output=True, text=True, timeout=120)
-    code, imported_torch = done.stdout.split()
+    code, imported_torch = done.stdout.splitlines()[-1].split()
     return int(code), imported_torch == "True", done.stderr.splitlines()
 
 
@@ -152,3 +153,70 @@ def test_torch_logs_stay_behind_debug(tmp_path):
     assert debug.stderr.startswith("Traceback") and "torch logged:" in debug.stderr
     assert "failed while attempting to run meta for aten.mm.default" in debug.stderr
     assert 'File "model.py", line 6' in debug.stderr
+
+
+# --------------------------------------------------------------------------
+# What it says: one line when done, progress on a terminal only
+# --------------------------------------------------------------------------
+
+ADD = """func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"},
+                %b: tensor<64x128xf16> {spyre.name = "b", spyre.role = "input"})
+    -> (tensor<64x128xf16> {spyre.name = "add"}) {
+  %y = spyre.pointwise "add" (%a, %b) : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
+  %z = spyre.pointwise "exp" (%y) : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %z : tensor<64x128xf16>
+}
+"""
+
+
+def test_one_line_on_success_says_where_how_many_and_how_fast(tmp_path, capsys):
+    from spyre_mlir.tools.spyre_compile import main
+
+    (tmp_path / "add.mlir").write_text(ADD)
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "add.mlir"), "-o", str(out), "--cores", "4"]) == 0
+    captured = capsys.readouterr()
+    cost = json.loads((out / "cost.json").read_text())
+    predicted = sum(figures["predicted_us"] for figures in cost["sdsc_files"].values())
+    assert captured.out.splitlines() == [f"spyre-compile: wrote {out}: 2 SDSC files, predicted {predicted:.1f} us "
+                                         "on 4 cores"]
+    assert captured.err == ""  # not a terminal: no progress
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_one_line_per_stage_on_a_terminal(tmp_path, monkeypatch):
+    """On a terminal, once a compile has run for PROGRESS_AFTER seconds, each stage is one line."""
+    import spyre_mlir.tools.cli as cli
+    from spyre_mlir.pipeline import COMPILE_STAGES
+    from spyre_mlir.tools.spyre_compile import main
+
+    (tmp_path / "add.mlir").write_text(ADD)
+    terminal = Terminal()
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([str(tmp_path / "add.mlir"), "-o", str(tmp_path / "out")]) == 0
+    assert terminal.getvalue().splitlines() == [
+        f"spyre-compile: loading {tmp_path / 'add.mlir'}",
+        *(f"spyre-compile: {name} ({i}/{len(COMPILE_STAGES)})" for i, name in enumerate(COMPILE_STAGES, 1)),
+        f"spyre-compile: writing {tmp_path / 'out'}"]
+
+
+def test_progress_waits_and_stays_off_a_pipe():
+    from spyre_mlir.tools.cli import Progress
+
+    for stream, after in ((io.StringIO(), 0.0), (Terminal(), 60.0)):
+        with Progress("tool", stream, after) as progress:
+            progress.stage("first")
+            progress.stage("second")
+        assert stream.getvalue() == ""
+    terminal = Terminal()
+    with Progress("tool", terminal, 0.0) as progress:
+        progress.stage("first")
+        progress.stage("second")
+    assert terminal.getvalue() == "tool: first\ntool: second\n"

@@ -258,3 +258,10 @@ def test_check_refuses_a_parameter_that_is_not_the_models(scaled, tmp_path, caps
     assert capsys.readouterr().err.splitlines() == [
         f"{tmp_path / 'in.npz'}: error: 'p_w' differs from the model's parameter (--check runs '{model}:build' "
         "with its own): leave 'p_w' out of the inputs (the model's is staged) or give the model's values"]
+
+
+def test_timeline_says_where_it_was_written(out, tmp_path, capsys):
+    timeline = tmp_path / "timeline.svg"
+    assert main([str(out), "--timeline", str(timeline)]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"spyre-run: wrote the timeline to {timeline}"]
+    assert timeline.read_text().startswith("<svg")
