@@ -1,5 +1,6 @@
 # The shared behaviour of the command-line tools: every failure becomes one
-# line on stderr and exit code 1, output files are checked before any work,
+# line on stderr and exit code 1 (Ctrl-C: one line and 130), output files are
+# checked before any work, a long run shows its stages on a terminal, and
 # `--version` and plain-text `--help`.  Reads the exception, the file system
 # and the installed package metadata; writes stdout (versions) and stderr.
 """Common ``main`` wrapper and arguments of ``spyre-opt``, ``spyre-import``, ``spyre-compile`` and ``spyre-run``."""
@@ -21,6 +22,10 @@ from spyre_mlir.diagnostics import SpyreError, first_line, print_spyre_warnings
 from spyre_mlir.optional import MissingDependency
 
 
+INTERRUPTED = 130
+"""The exit code of a tool stopped by Ctrl-C (SIGINT), as shells report one (128 + 2)."""
+
+
 def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: bool = False,
              user_errors: tuple[type[BaseException], ...] = (DiagnosticException, OSError)) -> int:
     """Run ``body`` and turn any failure into one diagnostic line and exit code 1.
@@ -28,13 +33,19 @@ def run_tool(tool: str, body: Callable[[], int], default_loc: str, *, debug: boo
     A :class:`SpyreError` prints as ``<loc>: error: <msg>`` (``default_loc`` when
     it carries no location); ``user_errors`` and a :class:`MissingDependency`
     print as ``<tool>: error: <msg>`` (an ``OSError`` about a file as
-    ``<file>: error: <reason>``); anything else is an internal error.  ``debug``
+    ``<file>: error: <reason>``); anything else is an internal error.  Ctrl-C
+    prints ``<tool>: interrupted`` and returns :data:`INTERRUPTED`.  ``debug``
     or ``SPYRE_TRACEBACK=1`` re-raises instead, to show the traceback.
     """
     print_spyre_warnings()
     debug = debug or bool(os.environ.get("SPYRE_TRACEBACK"))
     try:
         return body()
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(f"{tool}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except SpyreError as e:
         if debug:
             raise

@@ -2,7 +2,8 @@
 # directory of DIR/bundle.mlir, DIR/sdsc_<n>.json, DIR/manifest.json, one
 # DIR/<name>.bin per constant the import computed (its values) and
 # DIR/cost.json (the cost model's prediction the lowering recorded), written
-# atomically (a temporary directory beside DIR, then a rename).  Reads the
+# atomically (a staging directory beside DIR, then a rename; the staging
+# directories of killed writers are swept by the next write beside them).  Reads the
 # @sdsc_bundle function (its sdsc_execute OpSpecs and kernel-argument
 # attributes) and the module's `#spyre.target` (cores, LX fraction); writes
 # files.  The only stage that touches the file system.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -185,11 +187,54 @@ def check_output_directory(directory: str | os.PathLike[str], *, force: bool = F
                          loc=str(target))
 
 
+STAGING_TAG = ".spyre-staging-"
+"""What names a staging directory of the writer: ``.<DIR>.spyre-staging-<pid>-<8 random characters>``,
+beside the output directory ``DIR``, owned by process ``pid``."""
+
+_STAGING_NAME = re.compile(r"^\..+" + re.escape(STAGING_TAG) + r"(?P<pid>[0-9]+)-[a-z0-9_]{8}$")
+
+
+def _staging_directory(parent: Path, name: str) -> Path:
+    """A new, empty staging directory for the output directory ``parent/name``, owned by this process."""
+    return Path(tempfile.mkdtemp(prefix=f".{name}{STAGING_TAG}{os.getpid()}-", dir=parent))
+
+
+def sweep_staging(parent: str | os.PathLike[str]) -> list[Path]:
+    """Remove the staging directories in ``parent`` that a writer left behind when it was killed
+    (their owning process no longer exists); returns them.
+
+    Only directories named as :data:`STAGING_TAG` says are candidates; one whose process
+    is still running (another compile writing beside this one) stays.
+    """
+    swept = []
+    for entry in Path(parent).iterdir():
+        found = _STAGING_NAME.match(entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and not _running(int(found["pid"])):
+            shutil.rmtree(entry, ignore_errors=True)
+            swept.append(entry)
+    return swept
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (it may be another user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @fewer_collections()
 def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write the output directory of a lowered module (see :func:`bundle_files`); returns its path.
 
-    ``directory`` must pass :func:`check_output_directory`.
+    ``directory`` must pass :func:`check_output_directory`.  The files are written into
+    a staging directory beside it, renamed into place at the end: a failure or an
+    interrupt (``KeyboardInterrupt``) removes the staging directory and leaves an
+    existing ``directory`` as it was, and the staging directories of writers that
+    were killed are swept (:func:`sweep_staging`) by the next write into the same parent.
     """
     target = Path(directory)
     check_output_directory(target, force=force)
@@ -197,9 +242,11 @@ def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: 
     parent = target.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+        sweep_staging(parent)
+        staging = _staging_directory(parent, target.name)
     except OSError as e:
-        raise SpyreError(f"cannot write the output directory '{target}': {e.strerror}") from None
+        raise SpyreError(f"cannot write the output directory: {e.strerror}", loc=str(target)) from None
+    replaced: Path | None = None  # holds the directory being replaced, as replaced/d
     try:
         for name, content in files.items():
             if isinstance(content, bytes):
@@ -208,13 +255,20 @@ def write_output(module: ModuleOp, directory: str | os.PathLike[str], *, force: 
                 (staging / name).write_text(content)
         os.chmod(staging, 0o755)
         if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=parent))
-            os.rename(target, old / "d")
+            replaced = _staging_directory(parent, target.name)
+            os.rename(target, replaced / "d")
             os.rename(staging, target)
-            shutil.rmtree(old)
         else:
             os.rename(staging, target)
-    except OSError as e:
+    except BaseException as e:
+        if replaced is not None and (replaced / "d").exists() and not target.exists():
+            os.rename(replaced / "d", target)
         shutil.rmtree(staging, ignore_errors=True)
-        raise SpyreError(f"cannot write the output directory '{target}': {e.strerror}") from None
+        if replaced is not None:
+            shutil.rmtree(replaced, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise SpyreError(f"cannot write the output directory: {e.strerror}", loc=str(target)) from None
+        raise
+    if replaced is not None:
+        shutil.rmtree(replaced, ignore_errors=True)
     return target

@@ -220,3 +220,103 @@ def test_progress_waits_and_stays_off_a_pipe():
         progress.stage("first")
         progress.stage("second")
     assert terminal.getvalue() == "tool: first\ntool: second\n"
+
+
+# --------------------------------------------------------------------------
+# Interrupted writes
+# --------------------------------------------------------------------------
+
+# spyre-compile, sent SIGINT by itself mid-write: right after the writer puts its first file in its
+# staging directory (argv[1] "write"), or right after it moves the directory it replaces aside ("rename").
+INTERRUPTED_WHILE_WRITING = textwrap.dedent("""\
+    import os, signal, sys
+    from pathlib import Path
+    from spyre_mlir.tools.spyre_compile import main
+
+    write_text, rename = Path.write_text, os.rename
+
+    def interrupt(what):
+        print("interrupting after", what, flush=True)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    def write_then_interrupt(self, *args, **kwargs):
+        written = write_text(self, *args, **kwargs)
+        if ".spyre-staging-" in self.parent.name:
+            interrupt(self.name)
+        return written
+
+    def rename_then_interrupt(source, destination):
+        rename(source, destination)
+        if os.path.basename(destination) == "d":
+            interrupt(f"moving {source} aside")
+
+    if sys.argv[1] == "write":
+        Path.write_text = write_then_interrupt
+    else:
+        os.rename = rename_then_interrupt
+    sys.exit(main(sys.argv[2:]))
+""")
+
+
+def test_ctrl_c_while_writing_is_one_line_exit_130_and_no_staging_left(tmp_path):
+    (tmp_path / "add.mlir").write_text(ADD)
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_WHILE_WRITING, "write", "add.mlir", "-o", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("interrupting after ")  # the signal came mid-write
+    assert (done.returncode, done.stderr) == (130, "spyre-compile: interrupted\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.mlir"]
+
+
+def test_ctrl_c_while_replacing_puts_the_old_directory_back(tmp_path):
+    (tmp_path / "add.mlir").write_text(ADD)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.txt").write_text("mine")
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_WHILE_WRITING, "rename", "add.mlir", "-o", "out",
+                           "--force"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.stdout.startswith("interrupting after moving ")
+    assert (done.returncode, done.stderr) == (130, "spyre-compile: interrupted\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["add.mlir", "out"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["results.txt"]
+
+
+def dead_pid() -> int:
+    """The id of a process that has exited."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+def test_the_next_compile_sweeps_staging_left_by_a_killed_one_and_nothing_else(tmp_path, capsys):
+    from spyre_mlir.tools.spyre_compile import main
+
+    (tmp_path / "add.mlir").write_text(ADD)
+    stale = tmp_path / f".out.spyre-staging-{dead_pid()}-a1b2c3d4"
+    running = tmp_path / f".other.spyre-staging-{os.getpid()}-zz99yy88"  # a compile still writing
+    mine = [tmp_path / ".out.notes", tmp_path / ".out.spyre-staging-mine", tmp_path / ".cache"]
+    for directory in (stale, running, *mine):
+        directory.mkdir()
+        (directory / "sdsc_0.json").write_text("{")
+    assert main([str(tmp_path / "add.mlir"), "-o", str(tmp_path / "new")]) == 0
+    assert not stale.exists()
+    assert running.is_dir() and all(d.is_dir() and (d / "sdsc_0.json").read_text() == "{" for d in mine)
+    assert (tmp_path / "new" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("tool, module, patched", [
+    ("spyre-opt", "spyre_mlir.tools.spyre_opt", "parse_module"),
+    ("spyre-import", "spyre_mlir.tools.spyre_import", "parse_source"),
+    ("spyre-run", "spyre_mlir.tools.spyre_run", "load_output_dir"),
+    ("spyre-compile", "spyre_mlir.tools.spyre_compile", "check_arguments"),
+])
+def test_ctrl_c_is_one_line_and_130_in_every_tool(tmp_path, monkeypatch, capsys, tool, module, patched):
+    import importlib
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    tool_module = importlib.import_module(module)
+    monkeypatch.setattr(tool_module, patched, interrupted)
+    (tmp_path / "add.mlir").write_text(ADD)
+    argv = {"spyre-opt": [str(tmp_path / "add.mlir")], "spyre-import": ["model.py:build"],
+            "spyre-run": [str(tmp_path)], "spyre-compile": [str(tmp_path / "add.mlir"), "-o", str(tmp_path / "o")]}
+    assert tool_module.main(argv[tool]) == 130
+    assert capsys.readouterr().err == f"{tool}: interrupted\n"
