@@ -14,7 +14,7 @@ example_inputs)``; the latter is exported non-strict inside
 so ``spyre_hint`` annotations are kept.  The output is printed in xDSL's custom
 syntax and round-trips through ``spyre-opt``.  An unsupported op prints
 ``model.py:42: error: unsupported ATen op 'aten.sort.default'`` and exits 1;
-``SPYRE_TRACEBACK=1`` shows the traceback of an internal error.
+``--debug`` (or ``SPYRE_TRACEBACK=1``) shows the traceback of any error.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mlir-print-debuginfo", action="store_true",
                    help="print op locations (model.py:line:col) as loc(...)")
     p.add_argument("--no-verify", action="store_true", help="do not verify the imported module")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
     add_version_argument(p)
     return p
 
@@ -69,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-import; returns the process exit code."""
     args = _parser().parse_args(argv)
-    return run_tool("spyre-import", lambda: run(args), args.model.rpartition(":")[0] or args.model)
+    return run_tool("spyre-import", lambda: run(args), args.model.rpartition(":")[0] or args.model,
+                    debug=args.debug)
 
 
 if __name__ == "__main__":

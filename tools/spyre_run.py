@@ -18,7 +18,7 @@ shape and dtype, or one that converts exactly (``host_array`` in
 spyre_mlir.interpreter.runner): one located error otherwise.  With both
 ``--inputs`` and ``--check``, the eager model runs on the ``--inputs`` arrays
 too, and the parameters, buffers and constants they leave out are the
-model's.  ``SPYRE_TRACEBACK=1`` shows the traceback of an internal error.
+model's.  ``--debug`` (or ``SPYRE_TRACEBACK=1``) shows the traceback of any error.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeline", metavar="FILE.svg|FILE.png",
                    help="draw per core which LX value holds which bytes over the executions, and the HBM "
                    "bytes of each execution (.png needs matplotlib)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
     add_version_argument(p)
     return p
 
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run spyre-run; returns the process exit code."""
     args = _parser().parse_args(argv)
-    return run_tool("spyre-run", lambda: run(args), args.directory, user_errors=(OSError,))
+    return run_tool("spyre-run", lambda: run(args), args.directory, user_errors=(OSError,), debug=args.debug)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -97,3 +98,24 @@ def test_python_m_spyre_mlir_version():
     done = subprocess.run([sys.executable, "-m", "spyre_mlir", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.startswith(f"spyre-mlir {spyre_mlir.__version__}\n")
+
+
+# --------------------------------------------------------------------------
+# --debug
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, line", [
+    (("spyre-import", "nosuch.py:build"), "nosuch.py: error: cannot read the file: no such file or directory"),
+    (("spyre-run", "nosuch"), "nosuch: error: no such output directory 'nosuch'"),
+    (("spyre-compile", "nosuch.py:build", "-o", "out"),
+     "nosuch.py: error: cannot read the file: no such file or directory"),
+])
+def test_debug_shows_the_traceback_of_an_error(tmp_path, argv, line):
+    """Without --debug an error is one line; with it, the traceback (in every tool that takes a model)."""
+    env = {k: v for k, v in os.environ.items() if k != "SPYRE_TRACEBACK"}
+    plain = tool(*argv, cwd=tmp_path, env=env)
+    assert (plain.returncode, plain.stderr) == (1, line + "\n")
+    debug = tool(*argv, "--debug", cwd=tmp_path, env=env)
+    assert debug.returncode == 1 and debug.stderr.startswith("Traceback (most recent call last):")
+    assert debug.stderr.splitlines()[-1].startswith("spyre_mlir.diagnostics.SpyreError: ")
