@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from test_compile import ADD
+
 BIN = Path(sys.executable).parent
 
 # A model file that leaves a mark when it runs: a check made "before any work" must not see it.
@@ -158,15 +160,6 @@ def test_torch_logs_stay_behind_debug(tmp_path):
 # --------------------------------------------------------------------------
 # What it says: one line when done, progress on a terminal only
 # --------------------------------------------------------------------------
-
-ADD = """func.func @main(%a: tensor<64x128xf16> {spyre.name = "a", spyre.role = "input"},
-                %b: tensor<64x128xf16> {spyre.name = "b", spyre.role = "input"})
-    -> (tensor<64x128xf16> {spyre.name = "add"}) {
-  %y = spyre.pointwise "add" (%a, %b) : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x128xf16>
-  %z = spyre.pointwise "exp" (%y) : (tensor<64x128xf16>) -> tensor<64x128xf16>
-  func.return %z : tensor<64x128xf16>
-}
-"""
 
 
 def test_one_line_on_success_says_where_how_many_and_how_fast(tmp_path, capsys):
