@@ -75,7 +75,7 @@ from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import assemblies
-from spyre_mlir.analysis.kernel_args import output_arguments
+from spyre_mlir.analysis.kernel_args import fixed_argument_count, output_arguments
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
 from spyre_mlir.analysis.residency import LxShares, lx_share
 from spyre_mlir.diagnostics import SpyreError
@@ -643,7 +643,7 @@ def _place_buffers(body: func.FuncOp, alignment: int) -> None:
         if isinstance(op, scf.ForOp):
             op.attributes.pop(BUFFERS_ATTR, None)
     body.attributes.pop(CONSTANTS_ATTR, None)
-    planner = _BufferPlanner(len(body.body.block.args) + len(body.function_type.outputs.data))
+    planner = _BufferPlanner(fixed_argument_count(body))
     StorageTrace(body, alignment, planner).run()
     if planner.constants:
         body.attributes[CONSTANTS_ATTR] = ArrayAttr(c.to_attr() for c in planner.constants)

@@ -99,6 +99,9 @@ class KernelArg:
     """The value of every element of a ``constant`` argument."""
     data: str | None = None
     """The file (beside the manifest) holding the host values of a ``constant`` argument."""
+    written: bool = False
+    """A ``buffer`` the program writes in place (a mutated buffer: a KV cache); its bytes are the
+    program's state, kept from one execution to the next."""
 
     @property
     def is_input(self) -> bool:
@@ -153,6 +156,8 @@ class Manifest:
                 out["fill"] = a.fill if math.isfinite(a.fill) else str(a.fill)
             if a.data is not None:
                 out["data"] = a.data
+            if a.written:
+                out["written"] = True
             return out
 
         return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
@@ -190,6 +195,9 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
     data = _field(obj, "data", str, where) if role == "constant" and "data" in obj else None
     fill = _fill(obj, where) if (role == "constant" and data is None) or (role == "output" and "fill" in obj) \
         else None
+    written = "written" in obj
+    if written and (obj["written"] is not True or role != "buffer"):
+        raise SpyreError("'written' is true on a buffer only", loc=where)
     return KernelArg(
         index, role, name, nbytes,
         shape=_ints(_field(obj, "shape", list, where), "shape", where),
@@ -199,7 +207,7 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
                          _field(layout, "data_format", str, where),
                          _ints(layout["padded_shape"], "padded_shape", where) if "padded_shape" in layout
                          else None),
-        fill=fill, data=data)
+        fill=fill, data=data, written=written)
 
 
 def _fill(obj: dict[str, Any], where: str) -> float:
@@ -258,13 +266,14 @@ def read_manifest(directory: str | Path) -> Manifest:
 def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: str,
                device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
                nbytes: int, fill: float | None = None,
-               padded_shape: Sequence[int] | None = None, data: str | None = None) -> KernelArg:
+               padded_shape: Sequence[int] | None = None, data: str | None = None,
+               written: bool = False) -> KernelArg:
     """A tensor kernel argument (everything but the pool); ``fill`` for a constant (or an output
     the runtime initialises), ``data`` for a constant with stored values, ``padded_shape`` for a
-    layout padded beyond ``shape``."""
+    layout padded beyond ``shape``, ``written`` for a buffer the program writes in place."""
     padded = None if padded_shape is None else tuple(padded_shape)
     return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
-                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data)
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data, written)
 
 
 _FILE_DTYPES = {"float16": np.dtype("<f2"), "bfloat16": np.dtype("<u2"), "float32": np.dtype("<f4"),

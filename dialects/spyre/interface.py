@@ -25,11 +25,14 @@ from spyre_mlir.opfuncs import OpFunc
 
 @dataclass(frozen=True)
 class IndirectAccess:
-    """How an op reads a table through an index (DESIGN §15: ``embedding``, ``index_select``).
+    """How an op reads a table through an index (DESIGN §15: ``embedding``, ``index_select``), or
+    writes one (§17: a KV-cache row store, ``index_put``).
 
     The table's coordinate along ``table_dim`` is the value of the index at the
     iteration point, not an affine function of it: the table's indexing map holds
-    the constant 0 there.  The table is shared by all cores at one base.
+    the constant 0 there.  The table is shared by all cores at one base.  A store's
+    table is its destination operand, whose storage the result takes: the result's
+    map is the table's.
     """
 
     index: int
@@ -42,6 +45,9 @@ class IndirectAccess:
     """Iteration dims the index map uses: the index entries, which work may be divided by."""
     data_dims: tuple[int, ...]
     """Iteration dims the table map uses: its data dims, never split across cores."""
+    stores: bool = False
+    """True when the op writes the table's rows (the result, in the table's storage) instead of
+    reading them."""
 
 
 class ComputeOp(IRDLOperation):

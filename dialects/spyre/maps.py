@@ -53,6 +53,14 @@ def gather_maps(index_rank: int, table_rank: int, dim: int) -> tuple[AffineMap, 
     return AffineMap(rank, 0, index), AffineMap(rank, 0, table), AffineMap.identity(rank)
 
 
+def scatter_maps(rank: int, dim: int) -> tuple[AffineMap, ...]:
+    """A row store's maps over the rows' dims: the index's (the stored dim), the rows' identity,
+    then the destination's and the result's (0 in the stored dim: addressed through the index)."""
+    table = AffineMap(rank, 0, tuple(AffineExpr.constant(0) if j == dim else AffineExpr.dimension(j)
+                                     for j in range(rank)))
+    return AffineMap(rank, 0, (AffineExpr.dimension(dim),)), AffineMap.identity(rank), table, table
+
+
 @functools.lru_cache(maxsize=4096)
 def reduce_maps(kept: tuple[int, ...], reduced: tuple[int, ...], keeps_dims: bool) -> tuple[AffineMap, ...]:
     """A reduction's maps over (kept dims, reduced dims): the operand's, then the result's (built once, shared)."""

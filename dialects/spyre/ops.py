@@ -43,7 +43,8 @@ from xdsl.utils.exceptions import VerifyException
 from spyre_mlir import opfuncs
 from spyre_mlir.dialects.spyre.attributes import PlacementAttr
 from spyre_mlir.dialects.spyre.interface import ComputeOp, IndirectAccess
-from spyre_mlir.dialects.spyre.maps import expr_range, gather_maps, matmul_maps, pointwise_maps, reduce_maps
+from spyre_mlir.dialects.spyre.maps import expr_range, gather_maps, matmul_maps, pointwise_maps, reduce_maps, \
+    scatter_maps
 from spyre_mlir.dialects.spyre.types import tensor_shape, verify_tensor_type
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
@@ -101,6 +102,9 @@ class PointwiseOp(ComputeOp):
     indirect_dim = opt_prop_def(IntegerAttr)
     """With ``identity``: operand #1 (a table) is read along this dim at the values of
     operand #0 (an i32 index), see :meth:`gather`."""
+    scatter_dim = opt_prop_def(IntegerAttr)
+    """With ``identity``: operand #1 (rows) is written along this dim at the values of operand #0
+    (an i32 index) into operand #2, whose storage the result takes, see :meth:`scatter`."""
     traits = traits_def(Pure())
 
     assembly_format = ("$op_func_name ` ` `(` $inputs `)` (`consts` $consts^)? attr-dict "
@@ -136,19 +140,43 @@ class PointwiseOp(ComputeOp):
             op.set_indexing(shape, (AffineMap.identity(rank), row, AffineMap.identity(rank)))
         return op
 
+    @classmethod
+    def scatter(cls, index: SSAValue, rows: SSAValue, dest: SSAValue, dim: int) -> PointwiseOp:
+        """``identity`` writing ``rows`` into ``dest`` along ``dim`` at the values of the 1-D i32
+        ``index`` (``index_copy``, a KV-cache row store): the result is ``dest`` with those rows
+        replaced, in ``dest``'s storage (written in place, so nothing reads ``dest`` after it)::
+
+            %k = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 2 : i64}
+                 : (tensor<1xi32>, tensor<1x2x1x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+
+        The iteration space is the rows' shape.
+        """
+        op = cls("identity", [index, rows, dest], dest.type)
+        op.properties["scatter_dim"] = IntegerAttr(dim, i64)
+        return op
+
     def op_func(self) -> OpFunc:
         return _op_func_of_kind(self.op_func_name.data, (OpKind.POINTWISE,))
 
     def reads_index(self, position: int) -> bool:
-        return position == 0 and self.indirect_dim is not None
+        return position == 0 and (self.indirect_dim is not None or self.scatter_dim is not None)
 
     def indirect_access(self) -> IndirectAccess | None:
-        if self.indirect_dim is None:
+        if self.indirect_dim is None and self.scatter_dim is None:
             return None
-        index_map, table_map = self.get_indexing_maps()[:2]
-        return IndirectAccess(0, 1, self.indirect_dim.value.data,
+        maps = self.get_indexing_maps()
+        stores = self.scatter_dim is not None
+        index_map, table_map = maps[0], maps[2 if stores else 1]
+        dim = (self.scatter_dim if stores else self.indirect_dim)
+        assert dim is not None
+        return IndirectAccess(0, 2 if stores else 1, dim.value.data,
                               tuple(sorted(set().union(*map(_used_dims, index_map.results)))),
-                              tuple(sorted(set().union(*map(_used_dims, table_map.results)))))
+                              tuple(sorted(set().union(*map(_used_dims, table_map.results)))), stores)
+
+    def reduction_dims(self) -> tuple[int, ...]:
+        """None: an elementwise op reduces nothing (a row store's result map holds 0 in the stored
+        dim, which the index addresses, without reducing it)."""
+        return ()
 
     def const_values(self) -> dict[str, float]:
         """The scalar inputs and parameters, by name."""
@@ -162,17 +190,27 @@ class PointwiseOp(ComputeOp):
         return tuple(n for n in self.op_func().inputs if n not in given)
 
     def default_iteration_space(self) -> tuple[int, ...]:
+        if self.scatter_dim is not None and len(self.inputs) == 3:
+            return tensor_shape(self.inputs[1])
         return tensor_shape(self.result)
 
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
+        if self.scatter_dim is not None:
+            return scatter_maps(len(tensor_shape(self.result)), self.scatter_dim.value.data)
         if self.indirect_dim is not None:
             return gather_maps(len(tensor_shape(self.inputs[0])), len(tensor_shape(self.inputs[1])),
                                self.indirect_dim.value.data)
         return pointwise_maps(tuple(tensor_shape(v) for v in self.inputs), tensor_shape(self.result))
 
     def verify_types(self) -> None:
+        if self.indirect_dim is not None and self.scatter_dim is not None:
+            raise VerifyException("an identity either reads through an index (indirect_dim) or writes through "
+                                  "one (scatter_dim), not both")
         if self.indirect_dim is not None:
             self._verify_gather()
+            return
+        if self.scatter_dim is not None:
+            self._verify_scatter()
             return
         func = self.op_func()
         names = func.inputs
@@ -230,6 +268,31 @@ class PointwiseOp(ComputeOp):
         if list(tensor_shape(self.result)) != expected:
             raise VerifyException(f"result shape {list(tensor_shape(self.result))} must be {expected}: the table's "
                                   f"dims with dim {dim} replaced by the index's")
+
+
+    def _verify_scatter(self) -> None:
+        if self.op_func_name.data != "identity" or self.consts is not None:
+            raise VerifyException(f"scatter_dim needs op func 'identity' without consts, "
+                                  f"got '{self.op_func_name.data}'")
+        if len(self.inputs) != 3:
+            raise VerifyException(f"a row store takes an index, rows and a destination, got {len(self.inputs)} "
+                                  "operands")
+        index, rows, dest = self.inputs
+        if _element_type(index) != IntegerType(32) or len(tensor_shape(index)) != 1:
+            raise VerifyException(f"index operand #0 must be a 1-D tensor of i32, got {index.type}")
+        if dest.type != self.result.type:
+            raise VerifyException(f"the result type {self.result.type} must be the destination's {dest.type}: "
+                                  "the result is the destination, written in place")
+        if _element_type(rows) != _element_type(dest):
+            raise VerifyException(f"rows operand #1 element type {_element_type(rows)} differs from the "
+                                  f"destination's {_element_type(dest)}")
+        dim, dest_shape, rows_shape = self.scatter_dim.value.data, tensor_shape(dest), tensor_shape(rows)
+        if not 0 <= dim < len(dest_shape):
+            raise VerifyException(f"scatter_dim {dim} is outside the destination rank {len(dest_shape)}")
+        expected = [*dest_shape[:dim], tensor_shape(index)[0], *dest_shape[dim + 1:]]
+        if list(rows_shape) != expected:
+            raise VerifyException(f"rows shape {list(rows_shape)} must be {expected}: the destination's dims with "
+                                  f"dim {dim} the index's entries")
 
 
 @irdl_op_definition

@@ -84,6 +84,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, func, scf, tensor
 from xdsl.dialects.builtin import (
+    UnitAttr,
     AffineMapAttr,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -108,8 +109,11 @@ from spyre_mlir.analysis.kernel_args import (
     argument_types,
     constant_name,
     output_arguments,
+    output_results,
     result_name,
+    updated_arguments,
 )
+from spyre_mlir.analysis.updates import check_row_stores, check_update
 from spyre_mlir.analysis.storage import StorageTrace, Traced, TracedLoop
 from spyre_mlir.codegen.limit_check import Placed, op_spec_problem
 from spyre_mlir.codegen.opspec import OP_SPEC_ATTR, OpSpec
@@ -127,7 +131,7 @@ from spyre_mlir.dialects.spyre import (
 from spyre_mlir.hardware import SpyreConfig, element_bytes
 from spyre_mlir.layout import StickLayout
 from spyre_mlir.limits import hbm_problem
-from spyre_mlir.passes.lower_to_bundle.op_spec import build_op_spec
+from spyre_mlir.passes.lower_to_bundle.op_spec import build_op_spec, sdsc_tensors
 
 BUNDLE_FUNC = "sdsc_bundle"
 KERNEL_ARGS_ATTR = "spyre.kernel_args"
@@ -146,6 +150,8 @@ class KernelArgInfo:
     """The value of a ``constant`` argument (a lowered ``spyre.fill``)."""
     value: DenseIntOrFPElementsAttr | None = None
     """The host values of a ``constant`` argument the import computed (its ``spyre.value``)."""
+    written: bool = False
+    """A ``buffer`` the program writes in place (a result updates it, ``spyre.updates``)."""
 
     def to_attr(self, index: int) -> DictionaryAttr:
         entries: dict[str, Attribute] = {"index": IntegerAttr(index, i64), "role": StringAttr(self.role),
@@ -164,6 +170,8 @@ class KernelArgInfo:
             entries["fill"] = FloatAttr(self.fill, f64)
         if self.value is not None:
             entries["value"] = self.value
+        if self.written:
+            entries["written"] = UnitAttr()
         return DictionaryAttr(entries)
 
 
@@ -223,26 +231,34 @@ def _constant_value(source: func.FuncOp, index: int, role: str) -> DenseIntOrFPE
 
 
 def _check_results(source: func.FuncOp) -> None:
-    """Every returned value is computed (by a compute op, a loop or a concatenation) and returned once."""
+    """Every returned value is computed (by a compute op, a loop or a concatenation) and returned
+    once; an update of an argument is a row store into that argument (:func:`check_update`)."""
     ret = source.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
-    outputs = output_arguments(source)
+    outputs, updates = output_arguments(source), updated_arguments(source)
+    first = len(source.body.block.args)
     for j, value in enumerate(ret.arguments):
+        if j in updates:
+            check_update(source, j, updates[j])
+            continue
         computed = isinstance(value, OpResult) and isinstance(value.op, ComputeOp | scf.ForOp
                                                               | tensor.InsertSliceOp)
-        if not computed or outputs[value] != len(source.body.block.args) + j:
+        if not computed or outputs[value] != first + len([k for k in range(j) if k not in updates]):
             raise SpyreError(f"result #{j} must be computed by a compute op and returned once: "
                              "returning an argument, a non-compute value or one value twice needs a copy",
                              op=ret)
 
 
 def _argument_infos(source: func.FuncOp) -> list[KernelArgInfo]:
-    """1a. The function's arguments as kernel arguments (their roles, names and constant values)."""
+    """1a. The function's arguments as kernel arguments (their roles, names and constant values;
+    written: a result updates them)."""
     args = []
+    written = set(updated_arguments(source).values())
     for i, arg_type in enumerate(argument_types(source)):
         layout = tensor_layout(arg_type)
         role, name = argument_role_and_name(source, i)
-        args.append(KernelArgInfo(role, name, layout.nbytes, layout, value=_constant_value(source, i, role)))
+        args.append(KernelArgInfo(role, name, layout.nbytes, layout, value=_constant_value(source, i, role),
+                                  written=i in written))
     return args
 
 
@@ -253,8 +269,8 @@ def _kernel_args(source: func.FuncOp, inputs: list[KernelArgInfo], trace: Storag
     args = list(inputs)
     ret = source.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
-    for j, value in enumerate(ret.arguments):
-        layout = tensor_layout(value.type)
+    for j in output_results(source):
+        layout = tensor_layout(ret.arguments[j].type)
         fill = trace.output_fills.get(len(args), 0.0 if layout.is_padded else None)
         args.append(KernelArgInfo("output", result_name(source, j), layout.nbytes, layout, fill))
     for constant in trace.constants:
@@ -286,7 +302,8 @@ def _specs(items: Sequence[Traced | TracedLoop], target: _Target, new_symbol: Ca
             out.append(_Loop(item.count, _specs(item.items, target, new_symbol, files, (*counts, item.count))))
             continue
         spec = build_op_spec(item.op, [loc.storage for loc in item.locs], target.config.cores, new_symbol)
-        for loc, arg in zip(item.locs, spec.args):
+        item = Traced(item.op, tuple(item.locs[t] for t in sdsc_tensors(item.op)), item.depth)
+        for loc, arg in zip(item.locs, spec.args, strict=True):
             if loc.strides and arg.memory != Memory.HBM:
                 raise SpyreError("a tile window of an LX value is not lowered", op=item.op)
         _check_limits(item, spec, target, counts, next(files))
@@ -445,6 +462,7 @@ def lower_to_bundle(module: ModuleOp, config: SpyreConfig) -> BundleResult:
     check_kernel_names(source)
     inputs = _argument_infos(source)
     _check_results(source)
+    check_row_stores(source)
     trace = StorageTrace(source, config.alignment)
     items = trace.run()
     costs, bound_ns = price(items), lower_bound_ns(source, config.cores)

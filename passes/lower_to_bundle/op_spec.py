@@ -200,7 +200,7 @@ class _SpecBuilder:
     def constant_terms(self, t: int, h: int) -> list[_Term]:
         """A constant host dim: a reduction's kept dim, a broadcast operand dim, or no label."""
         m, layout = self.maps[t], self.accesses[t].layout
-        if self.indirect is not None and (t, h) == (self.indirect.table, self.indirect.table_dim):
+        if self.indirect is not None and t in self.tables() and h == self.indirect.table_dim:
             return [_Term(self.entry_dim(), "gathered", layout.padded_host_shape[h])]
         if t == self.out and self.func.kind is OpKind.REDUCTION:
             kept = self.kept_dims()
@@ -212,6 +212,11 @@ class _SpecBuilder:
             if target is not None and not target.is_const() and not set(target.keys()) & set(m.used_dims()):
                 return [_Term(d, "broadcast", 1) for d, _ in sorted(target.terms, key=lambda dc: dc[1])]
         return []
+
+    def tables(self) -> tuple[int, ...]:
+        """The tensors addressed through the index: the table, and a store's result (its storage)."""
+        assert self.indirect is not None
+        return (self.indirect.table, self.out) if self.indirect.stores else (self.indirect.table,)
 
     def entry_dim(self) -> int:
         """The iteration dim that labels a table's gathered dim: the one driving the index's stick."""
@@ -394,7 +399,10 @@ class _SpecBuilder:
         starts = [[i * p for i, p in zip(sl, per_core)] for sl in core_to_slice(splits, order, cores)]
         ds_types = self.ds_types(tensors)
         args = []
+        positions = sdsc_tensors(self.op)
         for t, info in enumerate(tensors):
+            if t not in positions:
+                continue
             layout = info.access.layout
             if info.access.memory is Memory.LX:  # every core's LX holds its own slice at the planned offset
                 offsets = [info.access.placement.value.data] * cores
@@ -409,7 +417,7 @@ class _SpecBuilder:
             else:
                 symbols = ()
             args.append(ArgSpec(
-                name=f"Tensor{t}", role="output" if t == self.out else "input", ds_type=ds_types[t],
+                name=f"Tensor{positions.index(t)}", role="output" if t == self.out else "input", ds_type=ds_types[t],
                 data_format=layout.data_format, word_length=element_bytes(layout.dtype),
                 device_size=tuple(layout.device_size), layout_labels=tuple(info.labels),
                 stick_label=info.stick_label, stick_size=layout.elems_per_stick, scale=tuple(info.scale),
@@ -419,7 +427,9 @@ class _SpecBuilder:
         self.check_encodable({**consts, **({"mask value": mask["value"]} if mask else {})},
                              tensors[self.out].access.layout.data_format)
         indirect = {} if self.indirect is None else {
-            "index": self.indirect.index, "table": self.indirect.table, "label": self.labels[self.entry_dim()]}
+            "index": positions.index(self.indirect.index),
+            "table": positions.index(self.out if self.indirect.stores else self.indirect.table),
+            "label": self.labels[self.entry_dim()]}
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
                       valid_sizes=tuple(self.space), splits=tuple(splits),
@@ -445,6 +455,8 @@ class _SpecBuilder:
             order.remove(self.indirect.index)
             types[self.indirect.index] = "KERNEL_IDX"
             names = names[:-1]
+            if self.indirect.stores:  # a store's destination is its output's storage, no SDSC tensor
+                order.remove(self.indirect.table)
         for t in order:
             info = tensors[t]
             key = (info.stick_label, tuple(info.labels), info.access.layout.elems_per_stick)
@@ -480,6 +492,15 @@ class _SpecBuilder:
         if self.func.averages:
             return {"scaling_factor": 1.0 / math.prod(self.space[d] for d in self.reduced)}
         return {k: float(v) for k, v in self.op.const_values().items()}
+
+
+def sdsc_tensors(op: ComputeOp) -> tuple[int, ...]:
+    """The positions (operands, then the result) of ``op``'s tensors that are SDSC tensors: all but
+    a row store's destination, which is its output's storage (written in place)."""
+    count = len(op.inputs) + 1
+    indirect = op.indirect_access()
+    skipped = indirect.table if indirect is not None and indirect.stores else None
+    return tuple(t for t in range(count) if t != skipped)
 
 
 def build_op_spec(op: ComputeOp, accesses: Sequence[TensorStorage], cores: int,

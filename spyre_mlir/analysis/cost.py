@@ -80,6 +80,9 @@ class CostFacts:
     replicated_read_bytes_per_ns_per_core: float = 2.3
     """Per-core rate of matmul reads every core repeats (an M split re-reading the right-hand input)."""
 
+    row_store_bytes_per_ns_per_core: float = 30.0
+    """Per-core rate of rows written through an index (a KV-cache row store), ~30 GB/s."""
+
     lx_practical_bytes_per_core: int = 512 * 1024
     """The working set one core keeps on chip in practice (~512 KB); above it a coarse-tiled
     kernel's intermediates spill and its memory traffic runs slower."""
@@ -112,6 +115,8 @@ class Traffic:
     shared_read: int = 0
     """Of ``hbm_read``, any other op's repeated reads (a broadcast operand's slice every core
     reads): the device delivers such a slice once, whatever the split."""
+    row_stored: int = 0
+    """Of ``hbm_written``, rows written through an index (a row store)."""
 
     def __add__(self, other: Traffic) -> Traffic:
         return Traffic(*(a + b for a, b in zip(self._fields(), other._fields())))
@@ -122,17 +127,19 @@ class Traffic:
 
     def _fields(self) -> tuple[int, ...]:
         return (self.hbm_read, self.hbm_written, self.lx_read, self.lx_written, self.macs, self.replicated_read,
-                self.shared_read)
+                self.shared_read, self.row_stored)
 
 
 def memory_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
     """HBM time: the bus at peak bandwidth plus the turnaround penalty on the read/write overlap;
     a matmul's replicated reads at the per-core replicated rate of the ``cores`` reading; other
-    shared reads once (they are in ``hbm_read`` once per core)."""
+    shared reads once (they are in ``hbm_read`` once per core); rows stored through an index at
+    the per-core row-store rate."""
     read = traffic.hbm_read - traffic.replicated_read - traffic.shared_read
-    written = traffic.hbm_written
+    written = traffic.hbm_written - traffic.row_stored
     bus = (read + written) / facts.hbm_bytes_per_ns + facts.turnaround_ns_per_byte * min(read, written)
-    return bus + traffic.replicated_read / (cores * facts.replicated_read_bytes_per_ns_per_core)
+    return bus + traffic.replicated_read / (cores * facts.replicated_read_bytes_per_ns_per_core) \
+        + traffic.row_stored / (cores * facts.row_store_bytes_per_ns_per_core)
 
 
 def compute_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
@@ -206,6 +213,8 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     replicated = shared = 0
     for i, (tensor, memory, nbytes) in enumerate(zip(problem.tensors, memories, slice_bytes(problem, splits),
                                                      strict=True)):
+        if i in problem.tied:  # a row store's destination: the result's storage, counted there
+            continue
         # Cores differing only in a dim the tensor does not use share a slice; a table's rows are
         # those of each core's own index entries.
         distinct = cores if i in problem.shared else math.prod(s for d, s in enumerate(splits)
@@ -220,7 +229,8 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
             moved[memory][1] += (cores if memory is Memory.LX else distinct) * nbytes
     macs = math.prod(problem.sizes) if problem.matmul else 0
     (hbm_read, hbm_written), (lx_read, lx_written) = moved[Memory.HBM], moved[Memory.LX]
-    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared)
+    row_stored = hbm_written if problem.tied else 0
+    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared, row_stored)
 
 
 def op_traffic(op: ComputeOp, problem: WorkProblem, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:

@@ -1,12 +1,15 @@
-# Kernel-argument numbering (DESIGN §10, §14): the order of @sdsc_bundle's
+# Kernel-argument numbering (DESIGN §10, §14, §17): the order of @sdsc_bundle's
 # arguments as the manifest lists them.  Read by spyre-plan-memory (which places
 # outputs in their argument) and spyre-lower-to-bundle (which lists them).
-# Reads a func.func's arguments and returned values; writes nothing.
-"""Kernel arguments: the function's arguments, then its results, then constants and the pool.
+# Reads a func.func's arguments, returned values and result attributes
+# (`spyre.name`, `spyre.updates`); writes nothing.
+"""Kernel arguments: the function's arguments, then its outputs, then constants and the pool.
 
 The first two groups are fixed by the function's signature; :func:`output_arguments`
-numbers the results.  ``constant`` arguments (fills) and the HBM pool follow, in
-the order spyre-lower-to-bundle lists them.
+numbers the results.  A result with ``spyre.updates = "<argument name>"`` is the new
+value of that argument (a buffer the program mutates, written in place): it has no
+kernel argument of its own but the argument's.  ``constant`` arguments (fills) and the
+HBM pool follow, in the order spyre-lower-to-bundle lists them.
 """
 
 from __future__ import annotations
@@ -19,14 +22,58 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.manifest import ARGUMENT_ROLES
 
 
+UPDATES_ATTR = "spyre.updates"
+"""Result attribute: the name of the argument whose new value the result is (written in place)."""
+
+
+def updated_arguments(body: func.FuncOp) -> dict[int, int]:
+    """Result index -> the argument it updates in place (``spyre.updates``), checked: it names one
+    argument of role ``buffer``, which no other result updates."""
+    names = {argument_role_and_name(body, i)[1]: i for i in range(len(body.body.block.args))}
+    updates: dict[int, int] = {}
+    for j in range(len(body.function_type.outputs.data)):
+        entry = body.res_attrs.data[j].data if body.res_attrs is not None and j < len(body.res_attrs.data) else {}
+        if UPDATES_ATTR not in entry:
+            continue
+        name = entry[UPDATES_ATTR]
+        if not isinstance(name, StringAttr) or name.data not in names:
+            raise SpyreError(f"result #{j} has {UPDATES_ATTR} = {name}, which names no argument", op=body)
+        i = names[name.data]
+        if argument_role_and_name(body, i)[0] != "buffer":
+            raise SpyreError(f"result #{j} updates argument #{i} '{name.data}', whose role is not 'buffer': "
+                             "only a buffer is state a program writes in place", op=body)
+        if i in updates.values():
+            raise SpyreError(f"result #{j} updates argument '{name.data}' a second time", op=body)
+        updates[j] = i
+    return updates
+
+
+def output_results(body: func.FuncOp) -> list[int]:
+    """The results that are kernel arguments of their own (outputs), in order: all but updates."""
+    updates = updated_arguments(body)
+    return [j for j in range(len(body.function_type.outputs.data)) if j not in updates]
+
+
+def fixed_argument_count(body: func.FuncOp) -> int:
+    """How many kernel arguments the signature fixes: the arguments and the outputs."""
+    return len(body.body.block.args) + len(output_results(body))
+
+
 def output_arguments(body: func.FuncOp) -> dict[SSAValue, int]:
     """Each value ``body`` returns -> its kernel argument: the function's arguments come first,
-    then one per returned value in order (a value returned twice keeps its first)."""
+    then one per output in order (a value returned twice keeps its first); an update's is the
+    argument it updates."""
     ret = body.body.block.last_op
     assert isinstance(ret, func.ReturnOp)
+    updates = updated_arguments(body)
     outputs: dict[SSAValue, int] = {}
+    position = len(body.body.block.args)
     for j, value in enumerate(ret.arguments):
-        outputs.setdefault(value, len(body.body.block.args) + j)
+        if j in updates:
+            outputs.setdefault(value, updates[j])
+            continue
+        outputs.setdefault(value, position)
+        position += 1
     return outputs
 
 
@@ -70,7 +117,7 @@ def check_kernel_names(body: func.FuncOp) -> None:
         if role not in ARGUMENT_ROLES:
             raise SpyreError(f"argument #{i} has spyre.role = \"{role}\", expected one of "
                              f"{', '.join(ARGUMENT_ROLES)}", op=body)
-    for j in range(len(body.function_type.outputs.data)):
+    for j in output_results(body):
         claim(body.res_attrs, j, f"result #{j}", ("spyre.name",), result_name(body, j))
 
 

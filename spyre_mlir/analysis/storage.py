@@ -53,7 +53,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from spyre_mlir.analysis.assembly import Assembly, assembled_by, assemblies, assembly_of
-from spyre_mlir.analysis.kernel_args import constant_name, output_arguments, result_name
+from spyre_mlir.analysis.kernel_args import constant_name, fixed_argument_count, output_arguments, \
+    output_results, result_name
 from spyre_mlir.analysis.linear import Linear, affine_linear
 from spyre_mlir.analysis.loops import carried_argument, carried_init, carried_result, constant_index
 from spyre_mlir.diagnostics import SpyreError
@@ -338,7 +339,8 @@ class StorageTrace:
     def __init__(self, body: func.FuncOp, alignment: int, planner: StoragePlanner | None = None):
         self.body, self.alignment, self.planner = body, alignment, planner
         self.outputs = output_arguments(body)
-        self.fixed_args = len(body.body.block.args) + len(body.function_type.outputs.data)
+        self.fixed_args = fixed_argument_count(body)
+        self.output_results = output_results(body)
         self.constants = planner.constants if planner is not None else recorded_constants(body)
         self.output_fills: dict[int, float] = {}
         """Outputs a fill accumulator ends in -> the value the runtime initialises them to."""
@@ -362,6 +364,10 @@ class StorageTrace:
     def is_output(self, index: int) -> bool:
         """True when kernel argument ``index`` is one of the function's results."""
         return len(self.body.body.block.args) <= index < self.fixed_args
+
+    def is_updated(self, index: int) -> bool:
+        """True when kernel argument ``index`` is a buffer argument a result updates in place."""
+        return index < len(self.body.body.block.args) and index in self.outputs.values()
 
     def is_constant(self, index: int) -> bool:
         """True when kernel argument ``index`` is a constant memory planning created."""
@@ -399,7 +405,7 @@ class StorageTrace:
             self.pool_size = max(self.pool_size, round_up(value + layout.nbytes, self.alignment))
         elif self.is_constant(value):
             return self.constant_loc(placement)
-        elif not self.is_output(value):
+        elif not self.is_output(value) and not self.is_updated(value):
             raise SpyreError(f"placement {placement} does not name an output kernel argument", op=holders[0])
         return Loc(TensorStorage(layout, Memory.HBM, placement, origin))
 
@@ -447,7 +453,7 @@ class StorageTrace:
         """Kernel argument ``index`` starts as ``op``'s value: record it for an output (a padded one
         starts as zeros), check it for a constant."""
         if self.is_output(index):
-            j = index - len(self.body.body.block.args)
+            j = self.output_results[index - len(self.body.body.block.args)]
             padded = tensor_layout(self.body.function_type.outputs.data[j]).is_padded
             previous, name = self.output_fills.get(index, 0.0 if padded else None), result_name(self.body, j)
         else:

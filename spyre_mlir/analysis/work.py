@@ -166,6 +166,10 @@ class WorkProblem:
     """Iteration dims of the index entries, for a table read through an index: a core reads one
     table row per entry it iterates."""
 
+    tied: tuple[int, ...] = ()
+    """Positions in ``tensors`` of a row store's destination: the result's storage, which the op
+    writes rows of (one per entry it iterates) and reads nothing of."""
+
     matmul: bool = False
     """A matmul: it computes ``prod(sizes)`` MACs, and a slice several cores read is replicated."""
 
@@ -270,10 +274,12 @@ def _build_problem(op: ComputeOp, storage: Sequence[Attribute]) -> WorkProblem:
     tensors = tuple(work_tensor(_value_name(v, what, t), t, m)
                     for (v, what), t, m in zip(values, storage, op.get_indexing_maps(), strict=True))
     indirect = op.indirect_access()
-    unsplit, shared, entries = ((), (), ()) if indirect is None else \
-        (indirect.data_dims, (indirect.table,), indirect.entry_dims)
+    unsplit, shared, entries, tied = ((), (), (), ()) if indirect is None else \
+        (indirect.data_dims, (indirect.table,), indirect.entry_dims, ())
+    if indirect is not None and indirect.stores:
+        shared, tied = (indirect.table, len(tensors) - 1), (indirect.table,)
     return WorkProblem(op.name, op.get_iteration_space(), op.reduction_dims(), tensors, op.get_dim_names(),
-                       unsplit, shared, entries, op.op_func().kind is OpKind.MATMUL)
+                       unsplit, shared, entries, tied, op.op_func().kind is OpKind.MATMUL)
 
 
 

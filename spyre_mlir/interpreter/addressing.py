@@ -346,6 +346,26 @@ class TensorAccess:
         logical = [rows if d == label else g.core_extent[d] for d in g.dims]
         return to_float32(device.transpose(g.to_logical)).reshape((1, *logical))
 
+    def write_rows(self, label: str, rows: int, values: np.ndarray, indices: np.ndarray) -> None:
+        """A row store into a table the cores share at one start, ``rows`` elements along
+        ``label`` (:meth:`read_rows`' layout): every core's ``values`` (``(cores, *logical_shape)``,
+        its entries along ``label``) go to the rows its ``indices`` (``(cores, entries)``) name."""
+        g = self.geometry
+        axis = len(g.shape) - 2 - g.tensor.layout_order.index(label)
+        shape = [rows if a == axis else n for a, n in enumerate(g.shape)]
+        span = span_bytes(shape, g.strides, g.tensor.word_bytes)
+        if self.base + span > len(self.buffer):
+            raise SpyreError(f"{g.tensor.name}: its {rows} rows along '{label}' ({span} bytes) fall outside "
+                             "its allocation", loc=self.spec.filename)
+        position = g.to_logical.index(axis)  # the label's axis in the (split) logical view
+        table = np.moveaxis(self._view(shape, g.strides).transpose(g.to_logical), position, 0)
+        entries = indices.shape[1]
+        split = [entries if a == position else n for a, n in enumerate(g.split_shape)]
+        for core_values, core_indices in zip(values, indices):
+            core_values = np.moveaxis(core_values.reshape(split), position, 0)
+            for entry, row in enumerate(core_indices):
+                store(table[row], core_values[entry])
+
     def write(self, values: np.ndarray, rows: Sequence[int] | None = None) -> None:
         """Store ``values`` (``(len(rows), *logical_shape)``, or a leading 1 for the same values on
         every core) in the slices of the cores at positions ``rows`` (default: every core)."""

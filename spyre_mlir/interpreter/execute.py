@@ -248,6 +248,30 @@ class SdscKernel:
                              loc=spec.filename)
         return np.take_along_axis(values, indices, axis=1 + spec.labels.index(label))
 
+    def scatter(self, table: TensorAccess, index: TensorAccess, rows: np.ndarray) -> None:
+        """A row store: every core's ``rows`` (its slice of the op's input, float32) into ``table``
+        at the values of ``index``.  An index outside the table's rows, or two entries of one
+        execution naming one row, is an error before any row is written."""
+        spec = self.spec
+        label = table.geometry.tensor.gathered
+        assert label is not None
+        if not table.placement.shared:
+            raise SpyreError(f"{table.geometry.tensor.name}: the cores start the table at different addresses; a "
+                             "table written through an index is shared by all cores at one base", loc=spec.filename)
+        count = 1 + table.geometry.tensor.back_gap.get(label, 0)
+        indices = index.read_indices().reshape(len(spec.cores), -1)[:, :spec.core_sizes[label]]  # not its padding
+        bad = (indices < 0) | (indices >= count)
+        if bad.any():
+            position = np.argwhere(bad)[0]
+            raise SpyreError(f"{index.geometry.tensor.name}: index {int(indices[tuple(position)])} on core "
+                             f"{spec.cores[position[0]]} is outside the {count} rows of {table.geometry.tensor.name}",
+                             loc=spec.filename)
+        distinct = np.unique(indices, axis=0)  # cores that hold the same entries write the same rows
+        if len(np.unique(distinct)) != distinct.size:
+            raise SpyreError(f"{index.geometry.tensor.name}: two entries name one row of "
+                             f"{table.geometry.tensor.name}; a row store writes each row once", loc=spec.filename)
+        table.write_rows(label, count, np.broadcast_to(rows, (len(spec.cores), *rows.shape[1:])), indices)
+
     def _over_labels(self, g: Geometry, values: np.ndarray, extents: dict[str, int]) -> np.ndarray:
         """``values`` (a leading core axis, then ``g``'s dims) with an axis per iteration dim: its
         per-core extent (or ``extents``') where the tensor has the dim, else 1."""
@@ -311,6 +335,13 @@ class SdscExecutor:
         names = (*spec.inputs, *spec.outputs, *(() if spec.index is None else (spec.index,)))
         accesses = {name: kernel.access(name, starts[name], self.device) for name in names}
         self._check_lx_reads([accesses[name] for name in spec.inputs])
+        if spec.stores:
+            assert spec.index is not None and spec.table is not None
+            kernel.scatter(accesses[spec.table], accesses[spec.index], self._read(accesses[spec.inputs[0]]))
+            self.stats.hbm_bytes_read += accesses[spec.index].geometry.nbytes * len(spec.cores)
+            self.stats.hbm_bytes_written += accesses[spec.inputs[0]].geometry.nbytes * len(spec.cores)
+            self._finish(execution, index, accesses)
+            return
         if spec.index is None:
             result = kernel.compute([self._read(accesses[name]) for name in spec.inputs])
         else:
@@ -320,6 +351,10 @@ class SdscExecutor:
             self.stats.hbm_bytes_read += index.geometry.nbytes * len(spec.cores) + \
                 result.size * table.geometry.tensor.word_bytes
         self._store(accesses[spec.outputs[0]], result, index)
+        self._finish(execution, index, accesses)
+
+    def _finish(self, execution: Execution, index: int, accesses: dict[str, TensorAccess]) -> None:
+        spec = self.spec
         self.stats.executions += 1
         self.stats.cores_used = max(self.stats.cores_used, len(spec.cores))
         if self.stats.log is not None:

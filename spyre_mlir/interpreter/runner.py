@@ -1,8 +1,10 @@
 # The interpreter's driver: load an output directory, stage host inputs into
 # simulated HBM (of a new device, or of a finished run's, reset), trace the
 # bundle's control flow, execute every sdsc_execute in order and read the
-# outputs back.  Reads DIR/* and host arrays; returns host arrays and
-# statistics; warns about outputs that hold inf or nan.
+# outputs back.  A buffer the program writes in place (the manifest's
+# `written`, a KV cache) keeps its bytes from one execution to the next unless
+# the caller stages it anew.  Reads DIR/* and host arrays; returns host arrays
+# and statistics; warns about outputs that hold inf or nan.
 """``run(directory, inputs)``: execute a compiled output directory."""
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
     """Execute ``directory`` on the simulated Spyre.
 
     ``inputs`` maps the manifest's input names to arrays (numpy or torch), or
-    lists them in the manifest's input order.  ``schema`` is the path of
+    lists them in the manifest's input order.  A buffer the program writes in
+    place may be left out of a mapping: it keeps the bytes the previous execution
+    of the same loaded directory left (:func:`execute`).  ``schema`` is the path of
     ``sdscbundle-schema.json`` (default ``$SPYRE_SDSC_SCHEMA``; without one
     only structural checks run).  Returns the outputs by manifest name and
     the run's statistics; every problem is a :class:`SpyreError`.
@@ -42,14 +46,26 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
     """Run an already loaded directory on checked host inputs; ``record_events`` keeps
     one record per execution in the stats' ``events`` (for the timeline).
 
+    A buffer the program writes in place (``written`` in the manifest) that ``inputs`` leaves
+    out keeps what the previous execution of ``loaded`` left in it (:func:`state` reads it);
+    before any execution it has no value, and leaving it out is an error.
+
     Arithmetic is IEEE: an overflow gives inf, an invalid operation nan, silently;
     each output that holds either is one warning (:func:`warn_non_finite`).
     """
     manifest = loaded.manifest
+    kept = [arg for arg in manifest.inputs if arg.name not in inputs]
+    for arg in kept:
+        if not arg.written:
+            raise SpyreError(f"no value for input '{arg.name}'", loc=str(loaded.path))
+        if not loaded.devices:
+            raise SpyreError(f"buffer '{arg.name}' has no value yet: the program writes it in place, and the first "
+                             "execution must stage its initial value", loc=str(loaded.path))
     device = _device(loaded)
     with np.errstate(all="ignore"):
         for arg in manifest.inputs:
-            device.stage(arg, inputs[arg.name])
+            if arg.name in inputs:
+                device.stage(arg, inputs[arg.name])
         for arg in manifest.constants:
             if arg.data is not None:
                 device.stage(arg, loaded.constants[arg.name])
@@ -89,9 +105,18 @@ def warn_non_finite(outputs: Mapping[str, np.ndarray], where: str) -> None:
         emit_warning(f"output '{name}' holds {what} at index {tuple(int(i) for i in index)}{many}{why}", loc=where)
 
 
+def state(loaded: OutputDir) -> dict[str, np.ndarray]:
+    """The host values of the buffers the program writes in place, as its last execution left
+    them (empty before the first execution)."""
+    if not loaded.devices:
+        return {}
+    device = loaded.devices[-1]
+    return {arg.name: device.read_back(arg) for arg in loaded.manifest.inputs if arg.written}
+
+
 def _device(loaded: OutputDir) -> Device:
     """A new device for ``loaded``: a finished run's, reset, if there is one (inputs and
-    constants are about to be staged and filled)."""
+    constants are about to be staged and filled; the written buffers not staged keep their bytes)."""
     manifest = loaded.manifest
     if not loaded.devices:
         return Device(manifest.args, loaded.config)
@@ -106,16 +131,15 @@ def host_inputs(manifest: Manifest, inputs: Mapping[str, Any] | Sequence[Any],
     by :func:`host_array`; an error is located at ``where`` (the file the inputs came from)."""
     names = [a.name for a in manifest.inputs]
     if isinstance(inputs, Mapping):
-        missing = [n for n in names if n not in inputs]
+        missing = [a.name for a in manifest.inputs if a.name not in inputs and not a.written]
         extra = [n for n in inputs if n not in names]
         if missing or extra:
             raise SpyreError(f"inputs do not match the manifest: missing {missing}, unexpected {extra} "
                              f"(expected {names})", loc=where)
-        values = [inputs[n] for n in names]
-    else:
-        values = list(inputs)
-        if len(values) != len(names):
-            raise SpyreError(f"expected {len(names)} inputs ({', '.join(names)}), got {len(values)}", loc=where)
+        return {arg.name: host_array(arg, inputs[arg.name], where) for arg in manifest.inputs if arg.name in inputs}
+    values = list(inputs)
+    if len(values) != len(names):
+        raise SpyreError(f"expected {len(names)} inputs ({', '.join(names)}), got {len(values)}", loc=where)
     return {arg.name: host_array(arg, value, where) for arg, value in zip(manifest.inputs, values)}
 
 

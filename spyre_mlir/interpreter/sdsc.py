@@ -93,7 +93,13 @@ class SdscSpec:
     index: str | None = None
     """The int32 index of an indirect access (``indirectAccessIndexLabeledDs_``), not in ``inputs``."""
     table: str | None = None
-    """The tensor of ``inputs`` the index addresses (its allocate node's ``value_tensor``)."""
+    """The tensor the index addresses (its allocate node's ``value_tensor``): an input it reads, or
+    the output a row store writes."""
+
+    @property
+    def stores(self) -> bool:
+        """True for a row store: the index addresses the output's rows."""
+        return self.table is not None and self.table in self.outputs
 
     @property
     def cores(self) -> tuple[int, ...]:
@@ -228,7 +234,7 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
         raise r.fail(f"{cpath}.outputLabeledDs", f"expected one output tensor, got {len(outputs)}")
     index_name, table_name = None, None
     if _INDICES in ops[0]:
-        index_name, table_name = _indirect(r, refs(_INDICES), inputs, tensors, op, f"{cpath}.{_INDICES}")
+        index_name, table_name = _indirect(r, refs(_INDICES), inputs, outputs, tensors, op, f"{cpath}.{_INDICES}")
     if op.kind is OpKind.REDUCTION:
         index = next(i for i, name in by_index.items() if name == outputs[0])
         _check_reduction(r, op_name, [tensors[name] for name in inputs], tensors[outputs[0]], labels,
@@ -242,10 +248,11 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
 _INDICES = "indirectAccessIndexLabeledDs_"
 
 
-def _indirect(r: _Reader, indices: tuple[str, ...], inputs: tuple[str, ...], tensors: Mapping[str, TensorSpec],
-              op: OpFunc, path: str) -> tuple[str, str]:
-    """The index and the table of an indirect access: one int32 index, one input table that has
-    a gathered dim (``maxDimSizes_`` 1) off its stick, and the op func ``identity``."""
+def _indirect(r: _Reader, indices: tuple[str, ...], inputs: tuple[str, ...], outputs: tuple[str, ...],
+              tensors: Mapping[str, TensorSpec], op: OpFunc, path: str) -> tuple[str, str]:
+    """The index and the table of an indirect access: one int32 index, one table that has a
+    gathered dim (``maxDimSizes_`` 1) off its stick (the one input of a gather, or the output of a
+    row store, whose one input is the rows), and the op func ``identity``."""
     if len(indices) != 1 or indices[0] in inputs:
         raise r.fail(path, f"expected one index tensor that is not an input, got {list(indices)}")
     if op.name != "identity":
@@ -253,9 +260,10 @@ def _indirect(r: _Reader, indices: tuple[str, ...], inputs: tuple[str, ...], ten
     index = tensors[indices[0]]
     if index.data_format != "IEEE_INT32":
         raise r.fail(path, f"index tensor {index.name} has data format {index.data_format}, expected IEEE_INT32")
-    tables = [name for name in inputs if tensors[name].gathered is not None]
+    tables = [name for name in (*inputs, *outputs) if tensors[name].gathered is not None]
     if len(tables) != 1 or len(inputs) != 1:
-        raise r.fail(path, f"expected one input, a value table with a gathered dim, got {list(inputs)}")
+        raise r.fail(path, f"expected one input and one value table with a gathered dim (the input of a gather, "
+                     f"the output of a row store), got inputs {list(inputs)} and outputs {list(outputs)}")
     for name in (index.name, tables[0]):
         if tensors[name].component != "hbm":
             raise r.fail(path, f"{name} of an indirect access lives in {tensors[name].component}; the engine "

@@ -171,3 +171,50 @@ func.func @main(%x: tensor<65536x1048576xf16>) -> tensor<65536x1048576xf16> {
   func.return %y : tensor<65536x1048576xf16>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: the HBM allocations take 274877906944 bytes, more than the 137438953472 bytes of device memory (arguments arg0 137438953472, output0 137438953472)
+
+// -----
+
+// spyre.updates names the argument a result is the new value of: one that exists.
+func.func @main(%cache: tensor<2x64x32xf32> {spyre.role = "buffer", spyre.name = "cache"}, %pos: tensor<1xi32>, %rows: tensor<2x1x32xf32>) -> (tensor<2x64x32xf32> {spyre.updates = "kache"}) {
+  %k = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x32xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  func.return %k : tensor<2x64x32xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: result #0 has spyre.updates = "kache", which names no argument
+
+// -----
+
+// Only a buffer is state a program writes in place: not a graph input.
+func.func @main(%cache: tensor<2x64x32xf32> {spyre.name = "cache"}, %pos: tensor<1xi32>, %rows: tensor<2x1x32xf32>) -> (tensor<2x64x32xf32> {spyre.updates = "cache"}) {
+  %k = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x32xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  func.return %k : tensor<2x64x32xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:1: error: result #0 updates argument #0 'cache', whose role is not 'buffer': only a buffer is state a program writes in place
+
+// -----
+
+// An update is written in place, by row stores into the buffer: not a new value of the whole buffer.
+func.func @main(%cache: tensor<2x64x32xf32> {spyre.role = "buffer", spyre.name = "cache"}) -> (tensor<2x64x32xf32> {spyre.updates = "cache"}) {
+  %k = spyre.pointwise "exp" (%cache) : (tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  func.return %k : tensor<2x64x32xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 2]]:3: error: result #0 updates buffer 'cache' in place, so it must be built by row stores (spyre.pointwise "identity" with scatter_dim) into that argument
+
+// -----
+
+// Nothing reads a buffer after a row store overwrote it in place: it would read the new rows.
+func.func @main(%cache: tensor<2x64x32xf32> {spyre.role = "buffer", spyre.name = "cache"}, %pos: tensor<1xi32>, %rows: tensor<2x1x32xf32>) -> (tensor<2x64x32xf32> {spyre.updates = "cache"}, tensor<2x64x32xf32> {spyre.name = "old"}) {
+  %k = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x32xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  %old = spyre.pointwise "exp" (%cache) : (tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  func.return %k, %old : tensor<2x64x32xf32>, tensor<2x64x32xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: 'spyre.pointwise' reads buffer 'cache' after a row store overwrote it in place; read it before the store, or store into a copy
+
+// -----
+
+// A row store writes its destination in place: into a computed value it would lose that value's other rows.
+func.func @main(%x: tensor<2x64x32xf32>, %pos: tensor<1xi32>, %rows: tensor<2x1x32xf32>) -> tensor<2x64x32xf32> {
+  %e = spyre.pointwise "exp" (%x) : (tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  %k = spyre.pointwise "identity" (%pos, %rows, %e) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x32xf32>, tensor<2x64x32xf32>) -> tensor<2x64x32xf32>
+  func.return %k : tensor<2x64x32xf32>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: a row store writes its destination in place: its destination must be a buffer argument that a result updates (spyre.updates), through row stores only

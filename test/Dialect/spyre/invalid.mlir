@@ -579,6 +579,58 @@ func.func @indirect_not_identity(%ids: tensor<100xi32>, %table: tensor<1000x96xf
   func.return
 }
 
+//===----------------------------------------------------------------------===//
+// Row store (spyre.pointwise "identity" with scatter_dim)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @store_index_2d(%pos: tensor<1x1xi32>, %rows: tensor<2x1x16xf16>, %cache: tensor<2x64x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op index operand #0 must be a 1-D tensor of i32, got tensor<1x1xi32>
+  %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1x1xi32>, tensor<2x1x16xf16>, tensor<2x64x16xf16>) -> tensor<2x64x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @store_result_type(%pos: tensor<1xi32>, %rows: tensor<2x1x16xf16>, %cache: tensor<2x64x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op the result type tensor<2x1x16xf16> must be the destination's tensor<2x64x16xf16>: the result is the destination, written in place
+  %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x16xf16>, tensor<2x64x16xf16>) -> tensor<2x1x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @store_rows_shape(%pos: tensor<2xi32>, %rows: tensor<2x1x16xf16>, %cache: tensor<2x64x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op rows shape [2, 1, 16] must be [2, 2, 16]: the destination's dims with dim 1 the index's entries
+  %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<2xi32>, tensor<2x1x16xf16>, tensor<2x64x16xf16>) -> tensor<2x64x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @store_rows_type(%pos: tensor<1xi32>, %rows: tensor<2x1x16xf32>, %cache: tensor<2x64x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op rows operand #1 element type f32 differs from the destination's f16
+  %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x16xf32>, tensor<2x64x16xf16>) -> tensor<2x64x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @store_two_operands(%pos: tensor<1xi32>, %rows: tensor<2x1x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op a row store takes an index, rows and a destination, got 2 operands
+  %0 = spyre.pointwise "identity" (%pos, %rows) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x16xf16>) -> tensor<2x64x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @store_and_gather(%pos: tensor<1xi32>, %rows: tensor<2x1x16xf16>, %cache: tensor<2x64x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op an identity either reads through an index (indirect_dim) or writes through one (scatter_dim), not both
+  %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64, indirect_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x16xf16>, tensor<2x64x16xf16>) -> tensor<2x64x16xf16>
+  func.return
+}
+
 // -----
 
 func.func @indirect_table_map(%index: tensor<4x40xi32>, %table: tensor<4x50xf16>) {

@@ -228,3 +228,16 @@ func.func @indirect_access(%ids: tensor<2x100xi32, #spyre.layout<device_size = [
   %elems = spyre.pointwise "identity" (%index, %small) {indirect_dim = 1 : i64, iteration_space = array<i64: 4, 40>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x40xi32>, tensor<4x50xf16>) -> tensor<4x40xf16>
   func.return %rows, %elems : tensor<2x100x96xf16>, tensor<4x40xf16>
 }
+
+// -----
+
+// Row store: operand #1 (rows) is written along scatter_dim at the values of operand #0 (a 1-D
+// int32 index) into operand #2, whose storage the result takes (a KV-cache update).
+// CHECK-LABEL: func.func @row_store
+// CHECK-SAME:    (%[[POS:.*]]: tensor<1xi32>, %[[ROWS:.*]]: tensor<1x2x1x16xf16>, %[[CACHE:.*]]: tensor<1x2x64x16xf16>)
+// CHECK-NEXT:    %[[NEW:.*]] = spyre.pointwise "identity" (%[[POS]], %[[ROWS]], %[[CACHE]]) {scatter_dim = 2 : i64} : (tensor<1xi32>, tensor<1x2x1x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
+// CHECK-NEXT:    func.return %[[NEW]]
+func.func @row_store(%pos: tensor<1xi32>, %rows: tensor<1x2x1x16xf16>, %cache: tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16> {
+  %new = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 2 : i64} : (tensor<1xi32>, tensor<1x2x1x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
+  func.return %new : tensor<1x2x64x16xf16>
+}
