@@ -31,7 +31,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -257,6 +257,8 @@ class CompiledProgram:
     report: Any = None
     """The cost model's prediction for the plan (:class:`spyre_mlir.analysis.cost.CostReport`;
     ``report.table()`` is what ``spyre-compile --report`` prints)."""
+    _session: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """The loaded output directory, once a run loaded it (:meth:`_loaded`)."""
 
     def __post_init__(self) -> None:
         if self.temporary is not None:
@@ -281,13 +283,45 @@ class CompiledProgram:
     def run_by_name(self, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], Any]:
         """:meth:`run`'s raw form, as :func:`spyre_mlir.interpreter.run` returns it: the outputs by
         manifest name (numpy arrays, in the manifest's order) and the run's statistics
-        (:class:`spyre_mlir.interpreter.RunStats`)."""
-        from spyre_mlir.importer.loader import call_inputs, manifest_inputs
-        from spyre_mlir.interpreter import run
-        from spyre_mlir.manifest import read_manifest
+        (:class:`spyre_mlir.interpreter.RunStats`).
 
+        A buffer the program writes in place (a KV cache) is state: the first run stages the
+        exported program's value of it, every later run finds what the previous one left
+        (:meth:`state`), until :meth:`reset`."""
+        from spyre_mlir.importer.loader import call_inputs, manifest_inputs
+        from spyre_mlir.interpreter.runner import execute, host_inputs
+
+        loaded = self._loaded()
         user = call_inputs(self.program, args, kwargs, "run()")
-        return run(self.directory, manifest_inputs(self.program, user, read_manifest(self.directory), "run()"))
+        inputs = manifest_inputs(self.program, user, loaded.manifest, "run()")
+        if loaded.devices:
+            inputs = {name: value for name, value in inputs.items() if name not in self._written(loaded)}
+        return execute(loaded, host_inputs(loaded.manifest, inputs))
+
+    def state(self) -> dict[str, Any]:
+        """The buffers the program writes in place, by manifest name, as the last :meth:`run`
+        left them (numpy arrays; empty before the first run)."""
+        from spyre_mlir.interpreter.runner import state
+
+        return state(self._loaded())
+
+    def reset(self) -> None:
+        """Forget the state: the next :meth:`run` stages the exported program's buffers again."""
+        self._loaded().devices.clear()
+
+    def _loaded(self) -> Any:
+        """The output directory, loaded once (:class:`spyre_mlir.interpreter.loading.OutputDir`):
+        its simulated device, and the state on it, lives from one run to the next."""
+        from spyre_mlir.interpreter.loading import load_output_dir
+        from spyre_mlir.interpreter.schema import load_schema
+
+        if "directory" not in self._session:
+            self._session["directory"] = load_output_dir(self.directory, load_schema(None))
+        return self._session["directory"]
+
+    @staticmethod
+    def _written(loaded: Any) -> set[str]:
+        return {arg.name for arg in loaded.manifest.inputs if arg.written}
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,

@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
+from spyre_mlir.analysis.kernel_args import UPDATES_ATTR
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     CONSTANT_VALUE_ATTR,
@@ -66,7 +67,8 @@ from spyre_mlir.dialects.spyre import (
     ViewOp,
 )
 from spyre_mlir.gc_tuning import fewer_collections
-from spyre_mlir.importer.folding import KnownValues, known_values, splat_value
+from spyre_mlir.importer.folding import KnownValues, known_values, splat_value, state_buffers
+from spyre_mlir.importer import repair
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 from spyre_mlir.opfuncs import COPY
@@ -318,6 +320,11 @@ class NodeEmitter:
         ``along`` ``np.take_along_axis`` (``torch.gather``, see :meth:`PointwiseOp.gather`)."""
         shape = shape_of(index) if along else (*shape_of(table)[:dim], *shape_of(index), *shape_of(table)[dim + 1:])
         return self._add(PointwiseOp.gather(index, table, dim, tensor_type(elem_of(table), shape), along))
+
+    def scatter(self, dest: Value, dim: int, index: Value, rows: Value) -> Value:
+        """``dest`` with its rows along ``dim`` at the values of the 1-D i32 ``index`` replaced by
+        ``rows`` (:meth:`PointwiseOp.scatter`: a row store, written in place)."""
+        return self._add(PointwiseOp.scatter(index, rows, dest, dim))
 
     def upstream(self, op: Operation) -> Value:
         """An upstream op (``tensor.empty``, ``tensor.insert_slice``) at the node's location."""
@@ -577,10 +584,18 @@ class _Importer:
         assert output_node is not None
         results, res_attrs = [], []
         out_specs = sig.output_specs
+        state = state_buffers(ep)
+        buffers = {spec.target: spec for spec in sig.input_specs if spec.kind.name == "BUFFER"}
         for spec, out in zip(out_specs, output_node.args[0]):
-            if spec.kind.name != "USER_OUTPUT":
+            attrs: dict[str, Attribute] = {"spyre.name": StringAttr(getattr(spec.arg, "name", str(out)))}
+            if spec.kind.name == "BUFFER_MUTATION":
+                buffer = buffers[spec.target]
+                if buffer.arg.name not in state:
+                    continue  # only overwritten, never read: no state of the program (state_buffers)
+                attrs = {UPDATES_ATTR: StringAttr(input_name(buffer))}
+            elif spec.kind.name != "USER_OUTPUT":
                 raise self.fail(output_node, f"unsupported graph output '{spec.arg.name}' of kind "
-                                             f"{spec.kind.name} (in-place mutation of inputs)")
+                                             f"{spec.kind.name} (in-place mutation of a user input or parameter)")
             v = self._value(out, output_node) if isinstance(out, torch.fx.Node) else None
             if not isinstance(v, SSAValue):
                 raise self.fail(output_node, f"unsupported graph output {out!r}: not a tensor")
@@ -588,7 +603,7 @@ class _Importer:
                 raise self.fail(output_node, f"graph output '{out.name}' has the empty shape {list(shape_of(v))}: "
                                              "Spyre computes tensors with at least one element in every dim")
             results.append(v)
-            res_attrs.append(DictionaryAttr({"spyre.name": StringAttr(getattr(spec.arg, "name", str(out)))}))
+            res_attrs.append(DictionaryAttr(attrs))
         ret = func.ReturnOp(*results)
         block.add_op(ret)
         _drop_dead(block)
@@ -716,7 +731,8 @@ FOLDED_OPS_ATTR = "spyre.folded_ops"
 """Function attribute: how many ATen ops the import evaluated at compile time."""
 
 INDEX_CONSUMERS = (torch.ops.aten.embedding.default, torch.ops.aten.index_select.default,
-                   torch.ops.aten.gather.default)
+                   torch.ops.aten.gather.default, torch.ops.aten.index_copy.default,
+                   torch.ops.aten.index_put.default)
 """ATen ops that read an integer tensor as indices (int32 on the device)."""
 
 _TORCH_DTYPES = {Float16Type(): torch.float16, BFloat16Type(): torch.bfloat16, Float32Type(): torch.float32,
@@ -782,7 +798,7 @@ def import_program(exported_program: torch.export.ExportedProgram, *, named_dims
     the user's model line.
     """
     with quiet_torch():
-        ep = exported_program.run_decompositions(decomposition_table()) if decompose else exported_program
+        ep = repair.decompose(exported_program, decomposition_table()) if decompose else exported_program
         return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
 
 

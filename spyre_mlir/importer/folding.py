@@ -51,9 +51,10 @@ def known_values(program: torch.export.ExportedProgram, inputs: Mapping[str, Any
     """
     known = KnownValues()
     kinds = {spec.arg.name: spec.kind.name for spec in program.graph_signature.input_specs}
+    state = state_buffers(program)
     for node in program.graph.nodes:
         if node.op == "placeholder":
-            if kinds.get(node.name) in _KNOWN_INPUTS and node.name in inputs:
+            if kinds.get(node.name) in _KNOWN_INPUTS and node.name in inputs and node.name not in state:
                 known.values[node] = inputs[node.name]
         elif node.op == "call_function" and _foldable(node, known):
             args = torch.fx.node.map_arg(node.args, known.values.__getitem__)
@@ -65,6 +66,25 @@ def known_values(program: torch.export.ExportedProgram, inputs: Mapping[str, Any
                 continue
             known.evaluated += 1
     return known
+
+
+def state_buffers(program: torch.export.ExportedProgram) -> set[str]:
+    """The placeholders of the buffers that are the program's state: buffers it mutates (torch.export's
+    buffer mutations) whose values it also reads (a KV cache).  A mutated buffer only overwritten
+    (``aten.copy`` into it, as transformers' ``cumulative_length``) is no state: nothing the
+    program computes depends on what it held."""
+    signature = program.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    placeholders = {node.name: node for node in program.graph.nodes if node.op == "placeholder"}
+    state = set()
+    for spec in signature.input_specs:
+        node = placeholders.get(spec.arg.name)
+        if spec.kind.name != "BUFFER" or spec.target not in mutated or node is None:
+            continue
+        if any(not (user.target is torch.ops.aten.copy.default and user.args[0] is node
+                    and all(a is not node for a in user.args[1:])) for user in node.users):
+            state.add(node.name)
+    return state
 
 
 def _foldable(node: torch.fx.Node, known: KnownValues) -> bool:

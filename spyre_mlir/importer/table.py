@@ -491,6 +491,42 @@ def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False
     return cx.gather(table, dim % rank, index, along)
 
 
+def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:
+    """``dest`` with its rows along ``dim`` at the values of the 1-D ``index`` replaced by
+    ``rows`` (broadcast to their shape): a row store into ``dest``, written in place (DESIGN §17)."""
+    if not all(isinstance(v, SSAValue) for v in (dest, index, rows)):
+        raise Unsupported("the destination, the index and the rows must be tensors")
+    if elem_of(index) != i32:
+        raise Unsupported(f"the index must be an integer tensor, got element type {elem_of(index)}")
+    if len(shape_of(index)) != 1:
+        raise Unsupported(f"the index must be 1-D, got shape {list(shape_of(index))}")
+    rank = len(shape_of(dest))
+    if not -rank <= dim < rank:
+        raise Unsupported(f"dim {dim} is outside the destination rank {rank}")
+    dim %= rank
+    shape = (*shape_of(dest)[:dim], shape_of(index)[0], *shape_of(dest)[dim + 1:])
+    if shape_of(rows) != shape:
+        given = shape_of(rows)
+        if len(given) > len(shape) or any(g not in (1, n) for g, n in zip(reversed(given), reversed(shape))):
+            raise Unsupported(f"rows of shape {list(given)} do not broadcast to the stored shape {list(shape)}")
+        rows = cx.view(rows, views.expand_map(given, shape), shape)
+    return cx.scatter(dest, dim, index, cx.cast(rows, elem_of(dest)))
+
+
+def _index_copy(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:
+    return _store(cx, dest, dim, index, rows)
+
+
+def _index_put(cx: NodeEmitter, dest: Any, indices: Sequence[Any], rows: Any, accumulate: bool = False) -> SSAValue:
+    """``dest[..., index, ...] = rows`` with one index tensor (the others ``None``: whole dims)."""
+    given = [d for d, index in enumerate(indices) if index is not None]
+    if accumulate:
+        raise Unsupported("accumulating into indexed rows (accumulate=True) is not supported")
+    if len(given) != 1:
+        raise Unsupported(f"a store through {len(given)} index tensors is not supported; index one dim")
+    return _store(cx, dest, given[0], indices[given[0]], rows)
+
+
 def _embedding(cx: NodeEmitter, weight: Any, indices: Any, padding_idx: int = -1,
                scale_grad_by_freq: bool = False, sparse: bool = False) -> SSAValue:
     return _take(cx, weight, 0, indices)
@@ -598,6 +634,9 @@ TABLE: dict[Any, Emitter] = {
     aten.embedding.default: _embedding,
     aten.index_select.default: _index_select,
     aten.gather.default: _gather,
+    # row stores
+    aten.index_copy.default: _index_copy,
+    aten.index_put.default: _index_put,
 }
 
 

@@ -1,0 +1,92 @@
+"""Row stores end to end (DESIGN §17): a model that writes one position of a cache buffer
+(``index_copy_``, an indexed assignment) compiles to a row store written in place in the
+buffer's HBM, the manifest marks the buffer written, and the interpreter keeps it from one
+execution to the next: step after step, the outputs and the cache equal eager's on 1, 4 and 32
+cores, and no step copies the cache.  A position outside the cache, or two entries naming one
+row, is an error, never a wrong number.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import spyre_mlir
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.interpreter.loading import load_output_dir
+from spyre_mlir.interpreter.runner import execute, host_inputs, state
+from spyre_mlir.manifest import read_manifest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Import" / "Inputs"))
+import row_stores  # noqa: E402  (the lit tests' models)
+
+POSITIONS = (3, 4, 15, 0, 9)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+@pytest.mark.parametrize("factory", ["build_index_copy", "build_index_put", "build_aliased"])
+def test_steps_match_eager_with_the_cache_kept_on_the_device(factory, cores):
+    torch.manual_seed(0)
+    model, example = getattr(row_stores, factory)()
+    eager = copy.deepcopy(model)
+    program = spyre_mlir.compile(model, example, cores=cores)
+    cache = next(name for name, arg in ((a.name, a) for a in read_manifest(program.directory).args) if arg.written)
+    target = "keys"
+    for position in POSITIONS:
+        rows = torch.randn_like(example[0])
+        want = eager(rows, torch.tensor([position]))
+        got = program.run(rows, torch.tensor([position]))
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(program.state()[cache], getattr(eager, target).numpy())
+
+
+def test_the_manifest_marks_the_written_buffer_and_no_step_copies_it(tmp_path):
+    model, example = row_stores.build_index_copy()
+    program = spyre_mlir.compile(model, example, cores=4, out_dir=tmp_path / "out")
+    manifest = read_manifest(program.directory)
+    written = [arg for arg in manifest.args if arg.written]
+    assert [(arg.name, arg.role) for arg in written] == [("b_keys", "buffer")]
+    assert [arg.role for arg in manifest.args].count("output") == 1  # the sum; the cache is no output
+    _, stats = program.run_by_name(*example)
+    cache_bytes = written[0].nbytes
+    store = next(op for op in stats.ops if op.op == "identity")
+    assert store.hbm_bytes_written < cache_bytes // 8  # one position of 16, not the cache
+
+
+def test_state_starts_from_the_program_and_reset_restages_it():
+    model, example = row_stores.build_index_copy()
+    program = spyre_mlir.compile(model, example, cores=1)
+    assert program.state() == {}
+    program.run(torch.ones(1, 2, 1, 32), torch.tensor([2]))
+    program.run(torch.ones(1, 2, 1, 32), torch.tensor([5]))
+    cache = program.state()["b_keys"]
+    assert np.count_nonzero(cache.any(axis=-1)) == 4  # two positions x two heads
+    program.reset()
+    program.run(torch.ones(1, 2, 1, 32), torch.tensor([7]))
+    cache = program.state()["b_keys"]
+    assert cache[:, :, [2, 5]].sum() == 0 and (cache[:, :, 7] == 2).all()
+
+
+def test_a_position_outside_the_cache_is_an_error():
+    model, example = row_stores.build_index_copy()
+    program = spyre_mlir.compile(model, example, cores=4)
+    with pytest.raises(SpyreError, match="index 16 on core 0 is outside the 16 rows"):
+        program.run(example[0], torch.tensor([16]))
+
+
+def test_the_first_execution_needs_the_buffer_and_later_ones_keep_it(tmp_path):
+    model, example = row_stores.build_index_copy()
+    program = spyre_mlir.compile(model, example, cores=1, out_dir=tmp_path / "out")
+    loaded = load_output_dir(program.directory)
+    inputs = {"rows": np.ones((1, 2, 1, 32), np.float32), "position": np.array([1])}
+    with pytest.raises(SpyreError, match="buffer 'b_keys' has no value yet"):
+        execute(loaded, host_inputs(loaded.manifest, inputs))
+    execute(loaded, host_inputs(loaded.manifest, {**inputs, "b_keys": np.zeros((1, 2, 16, 32), np.float32)}))
+    execute(loaded, host_inputs(loaded.manifest, {**inputs, "position": np.array([3])}))
+    rows = state(loaded)["b_keys"][0, 0, :, 0]
+    assert list(np.flatnonzero(rows)) == [1, 3]
