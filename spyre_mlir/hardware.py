@@ -11,10 +11,14 @@ use onto these names.  :class:`SpyreConfig` holds every machine quantity the
 compiler plans against; a compile's target facts (cores, LX fraction) come from
 the module's ``#spyre.target`` (DESIGN §14), which the drivers set from their
 options (:func:`target_overrides`, :func:`driver_cores`).
+
+The device stores float16 (SEN169_FP16) as DLFloat16: :func:`to_dlfloat16_bits` and
+:func:`from_dlfloat16_bits` convert arrays, :func:`encode_scalar` SDSC constants.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -156,15 +160,56 @@ def host_values(device: np.ndarray, dtype: Any) -> np.ndarray:
     return device
 
 
+_DLFLOAT16_ROUND = 1 << 13
+"""Half the last of the 9 fraction bits DLFloat16 keeps of float32's 23: added to a float32's
+magnitude bits, it rounds them half away from zero (a carry reaches the exponent)."""
+
+_DLFLOAT16_REBIAS = (127 - 31) << 9
+"""float32's exponent bias less DLFloat16's, in the place of DLFloat16's exponent field."""
+
+_DLFLOAT16_LARGEST_FP32 = (63 + 127 - 31) << 23 | 510 << 14 | (_DLFLOAT16_ROUND - 1)
+"""The largest float32 magnitude (bits) that rounds to a finite DLFloat16 (:data:`DLFLOAT16_MAX`)."""
+
+
+def to_dlfloat16_bits(values: Any) -> np.ndarray:
+    """The DLFloat16 bit patterns (uint16) of ``values``, as IBM's converter (zDNN's
+    ``zdnn_fl32_to_dlflt16``, the NNP1 conversion) computes them.
+
+    DLFloat16 is the device's SEN169_FP16: 1 sign bit, 6 exponent bits (bias 31), 9 fraction
+    bits, and no subnormals: exponent field 0 is a normal number.  ``values`` is rounded to
+    float32, then to 9 fraction bits half away from zero (a float16 DLFloat16 cannot hold, one
+    with its 10th fraction bit set, is always such a tie).  Below the smallest nonzero magnitude
+    once rounded, 2**-31 x (1 + 2**-9) (about 4.7e-10), is zero of the value's sign (magnitude 0,
+    which 2**-31 itself would be, is zero).  Past :data:`DLFLOAT16_MAX` once rounded, and infinity
+    and NaN, is the all-ones magnitude 0x7FFF of the value's sign: DLFloat16's one NaN-or-infinity
+    pattern, which :func:`from_dlfloat16_bits` reads as NaN.
+    """
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32)
+    magnitude = bits & 0x7FFFFFFF
+    rounded = (magnitude + _DLFLOAT16_ROUND) >> 14  # float32's exponent field and 9 fraction bits
+    encoded = np.maximum(rounded, _DLFLOAT16_REBIAS) - _DLFLOAT16_REBIAS  # below the range: magnitude 0
+    encoded = np.where(magnitude > _DLFLOAT16_LARGEST_FP32, _DLFLOAT_NINF, encoded)
+    return (bits >> 16 & 0x8000 | encoded).astype(np.uint16)
+
+
+def from_dlfloat16_bits(bits: np.ndarray) -> np.ndarray:
+    """The float32 values (exact) of DLFloat16 bit patterns (any 16-bit integer dtype), as a new
+    C-contiguous array: the NaN-or-infinity pattern 0x7FFF of either sign is NaN, as IBM's
+    converter (zDNN's DLFloat16 to float32) reads it, so a value that overflowed DLFloat16 is NaN
+    once read, not infinity; magnitude 0 is zero of its sign."""
+    bits = np.asarray(bits).astype(np.uint32, order="C") & 0xFFFF
+    magnitude = bits & 0x7FFF
+    value = np.where(magnitude == 0, 0, (magnitude + _DLFLOAT16_REBIAS) << 14) | bits >> 15 << 31
+    return np.where(magnitude == _DLFLOAT_NINF, 0x7FC00000, value).astype(np.uint32).view(np.float32)
+
+
 def encode_scalar(value: float, data_format: str) -> int:
     """The bit pattern of the scalar ``value`` in ``data_format``, as an unsigned integer (how an
     SDSC constant holds it).
 
-    SEN169_FP16 is DLFloat16, not IEEE binary16: 1 sign bit, 6 exponent bits (bias 31), 9
-    fraction bits.  ``value`` is rounded to float32, then to 9 fraction bits half away from
-    zero, as IBM's converter (zDNN's ``zdnn_fl32_to_dlflt16``) does; below 2**-31 is zero,
-    exponent field 0 is a normal number, and the all-ones magnitude is the one NaN-or-infinity
-    pattern.  torch-spyre's constants show the format: 1/1024 is 10752, 1e-5 is 7327 (IEEE
+    SEN169_FP16 is DLFloat16, not IEEE binary16 (:func:`to_dlfloat16_bits`): 1 sign bit, 6
+    exponent bits (bias 31), 9 fraction bits, rounded half away from zero as IBM's converter
+    does.  torch-spyre's constants show the format: 1/1024 is 10752, 1e-5 is 7327 (IEEE
     binary16 would be 5120 and 168).  A value it cannot hold (inf, nan, 2**33 and beyond) is a
     :class:`SpyreError`; IEEE_FP32 takes any float, SEN169_BFP16 (bfloat16) any float rounded to
     nearest even, SENINT8 an integer.
@@ -175,21 +220,13 @@ def encode_scalar(value: float, data_format: str) -> int:
         return int(to_bfloat16_bits(value))
     if data_format == "SENINT8":
         return int(value) & 0xFF
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    sign, exponent, fraction = bits >> 16 & 0x8000, bits >> 23 & 0xFF, bits & 0x7FFFFF
-    if exponent == 0xFF:
+    if not math.isfinite(value):
         raise SpyreError(f"the constant {value} has no {data_format} encoding (DLFloat16 holds no "
                          "infinity or NaN); compute in float32")
-    exponent += 31 - 127
-    if exponent < 0 or bits & 0x7FFFFFFF == 0:  # below the range (or an fp32 subnormal): zero
-        return sign
-    fraction += 0x800000 + 0x2000  # the implicit one, and half the last kept bit: ties away from zero
-    if fraction & 0x1000000:
-        exponent, fraction = exponent + 1, fraction >> 1
-    magnitude = exponent << 9 | (fraction & 0x7FC000) >> 14
-    if exponent > 63 or magnitude == _DLFLOAT_NINF:
+    bits = int(to_dlfloat16_bits(value))
+    if bits & 0x7FFF == _DLFLOAT_NINF:
         raise SpyreError(f"the constant {value} is beyond the {data_format} range (about 8.6e9)")
-    return sign | magnitude
+    return bits
 
 
 def decode_scalar(bits: int, data_format: str) -> float:
@@ -200,11 +237,7 @@ def decode_scalar(bits: int, data_format: str) -> float:
         return float(np.array(bits & 0xFF, np.uint8).view(np.int8))
     if data_format == "SEN169_BFP16":
         return float(from_bfloat16_bits(np.array(bits & 0xFFFF, np.uint16)))
-    magnitude = bits & 0x7FFF
-    if magnitude == _DLFLOAT_NINF:
-        return float("nan")
-    value = 0.0 if magnitude == 0 else float(np.ldexp(1 + (magnitude & 0x1FF) / 512, (magnitude >> 9) - 31))
-    return -value if bits & 0x8000 else value
+    return float(from_dlfloat16_bits(np.array(bits & 0xFFFF, np.uint16)))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import pytest
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import (
+    DLFLOAT16_MAX,
     SpyreConfig,
     canonical_dtype,
     data_format,
@@ -14,8 +15,10 @@ from spyre_mlir.hardware import (
     driver_cores,
     element_bytes,
     encode_scalar,
+    from_dlfloat16_bits,
     round_up,
     target_overrides,
+    to_dlfloat16_bits,
 )
 
 
@@ -200,3 +203,66 @@ def test_fp32_and_int8_constants_are_their_bits():
     assert encode_scalar(1.0, "IEEE_FP32") == 0x3F800000
     assert decode_scalar(encode_scalar(float("-inf"), "IEEE_FP32"), "IEEE_FP32") == float("-inf")
     assert encode_scalar(-3, "SENINT8") == 0xFD and decode_scalar(0xFD, "SENINT8") == -3
+
+
+_ULP_1 = 2.0 ** -9
+"""DLFloat16's last place at 1.0 (9 fraction bits)."""
+
+
+@pytest.mark.parametrize("value, bits, decoded", [
+    (1.0, 0x3E00, 1.0),
+    (1 / 1024, 10752, 1 / 1024),  # torch-spyre's constants
+    (1e-5, 7327, 9.998679161071777e-06),
+    (-2.5, 0xC080, -2.5),
+    (1 + _ULP_1 / 2, 0x3E01, 1 + _ULP_1),  # a tie rounds away from zero (nearest even would give 1.0) ...
+    (-(1 + _ULP_1 / 2), 0xBE01, -(1 + _ULP_1)),  # ... of either sign
+    (1 + 2.5 * _ULP_1, 0x3E03, 1 + 3 * _ULP_1),  # (nearest even would give 2 ulps)
+    (1 + 2.4 * _ULP_1, 0x3E02, 1 + 2 * _ULP_1),
+    (float(np.float16(1.0009765625)), 0x3E01, 1.001953125),  # a float16 with 10 fraction bits: staging rounds
+    (70000.0, 0x5E23, 70016.0),  # finite in DLFloat16, past float16's 65504
+    (DLFLOAT16_MAX, 0x7FFE, DLFLOAT16_MAX),  # the largest finite, (1 + 510/512) * 2**32
+    (-DLFLOAT16_MAX, 0xFFFE, -DLFLOAT16_MAX),
+    (DLFLOAT16_MAX + 2.0 ** 22 - 2.0 ** 9, 0x7FFE, DLFLOAT16_MAX),  # the float32 below that tie rounds down
+    (2.0 ** -31 * (1 + _ULP_1), 0x0001, 2.0 ** -31 * (1 + _ULP_1)),  # the smallest nonzero magnitude
+    (2.0 ** -31, 0x0000, 0.0),  # would be magnitude 0: zero (no subnormals)
+    (1e-12, 0x0000, 0.0),
+    (-1e-12, 0x8000, -0.0),
+    (-0.0, 0x8000, -0.0),
+])
+def test_dlfloat16_bits_of_finite_values(value, bits, decoded):
+    """float32 -> DLFloat16 rounds to 9 fraction bits half away from zero, as IBM's converter;
+    below the smallest magnitude is zero of the value's sign; the patterns read back exactly."""
+    assert int(to_dlfloat16_bits(value)) == bits
+    back = from_dlfloat16_bits(np.array(bits, np.uint16))
+    assert back.dtype == np.float32 and float(back) == decoded
+    assert np.signbit(back) == (bits >= 0x8000)
+
+
+@pytest.mark.parametrize("value, bits", [
+    (DLFLOAT16_MAX + 2.0 ** 22, 0x7FFF),  # half its last place past the largest finite: a tie, away from zero
+    (2.0 ** 33, 0x7FFF), (1e30, 0x7FFF), (-1e30, 0xFFFF),
+    (float("inf"), 0x7FFF), (float("-inf"), 0xFFFF), (float("nan"), 0x7FFF),
+])
+def test_dlfloat16_beyond_its_range_is_the_nan_or_infinity_pattern_read_as_nan(value, bits):
+    """DLFloat16 has no infinity: overflow, infinities and NaN are the all-ones magnitude of
+    their sign, which zDNN reads back as NaN."""
+    assert int(to_dlfloat16_bits(value)) == bits
+    assert np.isnan(from_dlfloat16_bits(np.array(bits, np.uint16)))
+
+
+def test_dlfloat16_conversions_are_vectorised_and_invert_each_other():
+    """Every finite pattern reads as a float32 that converts back to it, from any 16-bit
+    integer array (the interpreter holds the patterns as int16), strided or 0-d; a strided
+    float16 input converts as its values; the scalar encoding of constants is the same."""
+    patterns = np.arange(1 << 16, dtype=np.uint16)
+    finite = patterns & 0x7FFF != 0x7FFF
+    values = from_dlfloat16_bits(patterns.view(np.int16))
+    assert values.shape == patterns.shape and values.flags.c_contiguous
+    np.testing.assert_array_equal(to_dlfloat16_bits(values[finite]), patterns[finite])
+    assert np.isnan(values[~finite]).all()
+    halves = np.array([[1.0009765625, np.inf], [-3.0, 1 / 1024]], np.float16)
+    np.testing.assert_array_equal(to_dlfloat16_bits(halves.T), [[0x3E01, 0xC100], [0x7FFF, 10752]])
+    for value in (1.0009765625, -3.0, 1e-5, DLFLOAT16_MAX):
+        assert encode_scalar(value, "SEN169_FP16") == int(to_dlfloat16_bits(value))
+        assert decode_scalar(encode_scalar(value, "SEN169_FP16"), "SEN169_FP16") == \
+            float(from_dlfloat16_bits(to_dlfloat16_bits(value)))
