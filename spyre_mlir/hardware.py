@@ -13,7 +13,9 @@ the module's ``#spyre.target`` (DESIGN §14), which the drivers set from their
 options (:func:`target_overrides`, :func:`driver_cores`).
 
 The device stores float16 (SEN169_FP16) as DLFloat16: :func:`to_dlfloat16_bits` and
-:func:`from_dlfloat16_bits` convert arrays, :func:`encode_scalar` SDSC constants.
+:func:`from_dlfloat16_bits` convert arrays, :func:`encode_scalar` SDSC constants; the
+reference interpreter holds it as IEEE float16 or as DLFloat16 by its numerics mode
+(:data:`NUMERICS`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ FORMAT_NUMPY_DTYPES: dict[str, np.dtype] = {
     "SENINT8": np.dtype(np.int8),
     "IEEE_INT32": np.dtype(np.int32),
 }
-"""The numpy dtype that holds device data of each format: SEN169_FP16 as IEEE fp16, SEN169_BFP16
+"""The numpy dtype that holds device data of each format: SEN169_FP16 as IEEE fp16 (the interpreter's
+``dlfloat16`` numerics holds DLFloat16 bit patterns instead), SEN169_BFP16
 (bfloat16, which numpy lacks) as its 16-bit patterns, the upper half of a float32's
 (:func:`to_bfloat16_bits`, :func:`from_bfloat16_bits`)."""
 
@@ -81,6 +84,17 @@ DLFLOAT16_MAX = (1 + 510 / 512) * 2.0 ** 32
 """The largest finite DLFloat16 (magnitude 0x7FFE, about 8.57e9): a max or min over a padded
 SEN169_FP16 stick masks with it, DLFloat16 having no infinity.  Past every float16, so a row of
 -inf still reduces to -inf once the result is float16 again (torch-spyre masks with 65504)."""
+
+NUMERICS_IEEE = "ieee"
+"""Numerics mode of the reference interpreter: SEN169_FP16 elements are IEEE float16 (the default)."""
+
+NUMERICS_DLFLOAT16 = "dlfloat16"
+"""Numerics mode of the reference interpreter: SEN169_FP16 elements are DLFloat16, as the device
+stores them (:func:`to_dlfloat16_bits`)."""
+
+NUMERICS = (NUMERICS_IEEE, NUMERICS_DLFLOAT16)
+"""The reference interpreter's numerics modes: how it holds SEN169_FP16 elements (``numerics=`` of
+``spyre_mlir.interpreter.run``, ``spyre-run --numerics``)."""
 
 CORES_ENV_VAR = "SENCORES"
 """Environment variable that sets the default core count."""
@@ -291,6 +305,12 @@ def check_target_option(field: str, value: Any) -> None:
     """One :class:`SpyreError` stating the rule unless ``value`` is a valid ``field`` of
     :class:`SpyreConfig` (``cores``, ``backend_lx_fraction``)."""
     SpyreConfig(**{field: value})
+
+
+def check_numerics(numerics: Any) -> None:
+    """One :class:`SpyreError` unless ``numerics`` is one of :data:`NUMERICS`."""
+    if not isinstance(numerics, str) or numerics not in NUMERICS:
+        raise SpyreError(f"unknown numerics mode {numerics!r} (choose from {', '.join(NUMERICS)})")
 
 
 def _checked_option(label: str, field: str, value: Any, who: str) -> None:

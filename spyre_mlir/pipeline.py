@@ -44,7 +44,7 @@ from xdsl.printer import Printer
 from spyre_mlir.analysis.kernel_args import check_kernel_names
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.gc_tuning import fewer_collections
-from spyre_mlir.hardware import driver_cores, target_overrides
+from spyre_mlir.hardware import NUMERICS_IEEE, check_numerics, driver_cores, target_overrides
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 
 COMPILE_STAGES: tuple[str, ...] = (
@@ -264,7 +264,7 @@ class CompiledProgram:
         if self.temporary is not None:
             weakref.finalize(self, shutil.rmtree, self.temporary, ignore_errors=True)
 
-    def run(self, *args: Any, **kwargs: Any) -> Any:
+    def run(self, *args: Any, numerics: str = NUMERICS_IEEE, **kwargs: Any) -> Any:
         """What the model returns for the user inputs ``args`` and ``kwargs``, computed on the
         interpreter: torch tensors of the model's dtypes, in the model's output structure (a
         tensor, a tuple, list or dict of them, a transformers ``ModelOutput``).
@@ -274,13 +274,16 @@ class CompiledProgram:
         from the exported program.  An input of another shape or dtype than the compiled
         program's is one :class:`SpyreError` naming it: only exact conversions are made (int64
         token ids that fit in int32; :func:`spyre_mlir.interpreter.runner.host_array`).
+        ``numerics`` (keyword only; a model argument of that name is given by position) is
+        the interpreter's: ``'ieee'`` holds float16 as IEEE float16, ``'dlfloat16'`` as the
+        device stores it (:func:`spyre_mlir.interpreter.runner.execute`).
         """
         from spyre_mlir.importer.loader import model_outputs
 
-        outputs, _stats = self.run_by_name(*args, **kwargs)
+        outputs, _stats = self.run_by_name(*args, numerics=numerics, **kwargs)
         return model_outputs(self.program, list(outputs.values()))
 
-    def run_by_name(self, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], Any]:
+    def run_by_name(self, *args: Any, numerics: str = NUMERICS_IEEE, **kwargs: Any) -> tuple[dict[str, Any], Any]:
         """:meth:`run`'s raw form, as :func:`spyre_mlir.interpreter.run` returns it: the outputs by
         manifest name (numpy arrays, in the manifest's order) and the run's statistics
         (:class:`spyre_mlir.interpreter.RunStats`).
@@ -291,12 +294,13 @@ class CompiledProgram:
         from spyre_mlir.importer.loader import call_inputs, manifest_inputs
         from spyre_mlir.interpreter.runner import execute, host_inputs
 
+        check_numerics(numerics)
         loaded = self._loaded()
         user = call_inputs(self.program, args, kwargs, "run()")
         inputs = manifest_inputs(self.program, user, loaded.manifest, "run()")
         if loaded.devices:
             inputs = {name: value for name, value in inputs.items() if name not in self._written(loaded)}
-        return execute(loaded, host_inputs(loaded.manifest, inputs))
+        return execute(loaded, host_inputs(loaded.manifest, inputs), numerics=numerics)
 
     def state(self) -> dict[str, Any]:
         """The buffers the program writes in place, by manifest name, as the last :meth:`run`

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import FORMAT_NUMPY_DTYPES, SpyreConfig
+from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.interpreter.casts import store, to_float32
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.sdsc import SCALE_KEPT, SCALE_STICK_REDUCED, SdscSpec, TensorSpec
@@ -115,11 +115,6 @@ class Geometry:
     def to_logical_behind(self, axes: int) -> tuple[int, ...]:
         """``to_logical`` behind ``axes`` leading (core) axes, which stay in place."""
         return (*range(axes), *(axes + a for a in self.to_logical))
-
-    @functools.cached_property
-    def dtype(self) -> np.dtype:
-        """The numpy dtype of the elements."""
-        return FORMAT_NUMPY_DTYPES[self.tensor.data_format]
 
 
 def geometry(spec: SdscSpec, tensor: TensorSpec) -> Geometry:
@@ -296,10 +291,12 @@ class TensorAccess:
     """One tensor's slices on every used core in one execution, checked."""
 
     def __init__(self, spec: SdscSpec, g: Geometry, starts: tuple[int, ...], where: Placement,
-                 buffer: np.ndarray, base: int):
+                 buffer: np.ndarray, base: int, dtype: np.dtype):
         self.spec, self.geometry, self.starts, self.placement = spec, g, starts, where
         self.buffer, self.base = buffer, base
         """The slices live in ``buffer`` (uint8); the first core's first byte at ``base``."""
+        self.dtype = dtype
+        """The numpy dtype that holds the elements (by the device's numerics mode)."""
 
     @property
     def cores(self) -> tuple[int, ...]:
@@ -391,7 +388,7 @@ class TensorAccess:
         return self._view(g.shape, g.strides, self.placement.offsets[i])
 
     def _view(self, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> np.ndarray:
-        return np.ndarray(tuple(shape), self.geometry.dtype, buffer=self.buffer, offset=self.base + offset,
+        return np.ndarray(tuple(shape), self.dtype, buffer=self.buffer, offset=self.base + offset,
                           strides=tuple(strides))
 
 
@@ -413,11 +410,12 @@ def access_tensor(spec: SdscSpec, g: Geometry, starts: tuple[int, ...], device: 
             check_start(spec, g, core, start, device)
         check_origins(spec, g, starts)
         raise AssertionError(f"{spec.filename}: {g.tensor.name}: a start check failed that no core fails")
+    dtype = device.element_dtypes[g.tensor.data_format]
     if g.tensor.component == "lx":
-        return TensorAccess(spec, g, starts, where, device.lx, spec.cores[0] * device.config.lx_bytes + first)
+        return TensorAccess(spec, g, starts, where, device.lx, spec.cores[0] * device.config.lx_bytes + first, dtype)
     alloc = device.locate(first)
     assert alloc is not None
-    return TensorAccess(spec, g, starts, where, alloc.data, first - alloc.base)
+    return TensorAccess(spec, g, starts, where, alloc.data, first - alloc.base, dtype)
 
 
 def _fits(spec: SdscSpec, g: Geometry, where: Placement, first: int, device: Device) -> bool:

@@ -1,11 +1,21 @@
-# Element conversions of the interpreter: device elements (float16, bfloat16,
-# float32, int8) to the float32 the op funcs compute in, float32 results back
-# into device memory, and the staging copies between host and device layouts.
-# Reads and writes numpy arrays.
-"""float16 <-> float32 and bfloat16 <-> float32 casts.
+# Element conversions of the interpreter: its numerics modes (how SEN169_FP16
+# elements are held: IEEE float16 or DLFloat16), device elements (float16,
+# DLFloat16, bfloat16, float32, int8) to the float32 the op funcs compute in,
+# float32 results back into device memory, and the staging copies between host
+# and device layouts.  Reads and writes numpy arrays.
+"""float16, DLFloat16 and bfloat16 <-> float32 casts, and the numerics modes.
 
 bfloat16 is held as its bit patterns (uint16, ``hardware.FORMAT_NUMPY_DTYPES``):
 reading one is exact, storing into one rounds to nearest even, as torch does.
+
+SEN169_FP16, the device's float16 format, is held by numerics mode
+(``hardware.NUMERICS``):
+``ieee`` holds it as IEEE float16 (every op's result rounded to nearest even,
+past 65504 infinity); ``dlfloat16`` as the device stores it, DLFloat16 (1-6-9,
+bias 31: ``hardware.to_dlfloat16_bits``), held as its bit patterns in int16
+(:data:`DLFLOAT16_BITS`; uint16 is bfloat16's): staging and every op's result
+round half away from zero to 9 fraction bits, values up to about 8.6e9 stay
+finite, and one beyond is the NaN-or-infinity pattern, read as NaN.
 
 numpy converts float16 with scalar code unless it was built for F16C, and
 its x86-64 wheels are not (~2 ns an element, more than the op funcs take);
@@ -30,7 +40,15 @@ from types import ModuleType
 
 import numpy as np
 
-from spyre_mlir.hardware import FORMAT_NUMPY_DTYPES, from_bfloat16_bits, to_bfloat16_bits
+from spyre_mlir.hardware import (
+    FORMAT_NUMPY_DTYPES,
+    NUMERICS_DLFLOAT16,
+    check_numerics,
+    from_bfloat16_bits,
+    from_dlfloat16_bits,
+    to_bfloat16_bits,
+    to_dlfloat16_bits,
+)
 
 _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
 """Every float16 bit pattern's float32 value (a table lookup beats numpy's float16 cast on strided views)."""
@@ -38,14 +56,37 @@ _F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.flo
 BFLOAT16_BITS = FORMAT_NUMPY_DTYPES["SEN169_BFP16"]
 """How the interpreter holds bfloat16 elements."""
 
+DLFLOAT16_BITS = np.dtype(np.int16)
+"""How the interpreter holds SEN169_FP16 elements in ``dlfloat16`` numerics: their DLFloat16
+bit patterns, in a dtype of their own (bfloat16's are uint16) that says which format they are."""
+
+
+
+def _to_dlfloat16(values: np.ndarray) -> np.ndarray:
+    """The DLFloat16 bit patterns of ``values``, as :data:`DLFLOAT16_BITS`."""
+    return to_dlfloat16_bits(values).view(DLFLOAT16_BITS)
+
+
+_BIT_PATTERNS = {BFLOAT16_BITS: (from_bfloat16_bits, to_bfloat16_bits),
+                 DLFLOAT16_BITS: (from_dlfloat16_bits, _to_dlfloat16)}
+"""Each dtype holding bit patterns: its decoding to float32 and its (rounding) encoding."""
+
 _FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 """The dtypes whose copies and casts go through torch."""
 
 
+def element_dtypes(numerics: str) -> dict[str, np.dtype]:
+    """The numpy dtype that holds the elements of each device data format in ``numerics``."""
+    check_numerics(numerics)
+    if numerics == NUMERICS_DLFLOAT16:
+        return {**FORMAT_NUMPY_DTYPES, "SEN169_FP16": DLFLOAT16_BITS}
+    return FORMAT_NUMPY_DTYPES
+
+
 def to_float32(x: np.ndarray) -> np.ndarray:
     """``x`` (any strides, zero strides included) as a new C-contiguous float32 array."""
-    if x.dtype == BFLOAT16_BITS:
-        return from_bfloat16_bits(x)
+    if x.dtype in _BIT_PATTERNS:
+        return _BIT_PATTERNS[x.dtype][0](x)
     if x.dtype != np.float16:
         return x.astype(np.float32, order="C")
     torch = _torch_for(x)
@@ -59,18 +100,29 @@ def to_float32(x: np.ndarray) -> np.ndarray:
 def store(dst: np.ndarray, values: np.ndarray) -> None:
     """Write ``values`` (broadcastable to ``dst``) into ``dst``, converting to ``dst``'s dtype.
 
-    ``dst`` must not address one element twice.  float16 and bfloat16 round to nearest even;
-    int8 truncates.
+    ``dst`` must not address one element twice.  float16 and bfloat16 round to nearest even,
+    DLFloat16 half away from zero; int8 truncates.
     """
-    if values.dtype == BFLOAT16_BITS and dst.dtype != BFLOAT16_BITS:
+    if values.dtype in _BIT_PATTERNS and values.dtype != dst.dtype:
         values = to_float32(values)
-    elif dst.dtype == BFLOAT16_BITS and values.dtype != BFLOAT16_BITS:
-        values = to_bfloat16_bits(values)
+    if dst.dtype in _BIT_PATTERNS and values.dtype != dst.dtype:
+        values = _BIT_PATTERNS[dst.dtype][1](values)
     torch = _torch_for(dst, values) if dst.dtype in _FLOATS and values.dtype in _FLOATS else None
     if torch is None:
         np.copyto(dst, values, casting="unsafe")
     else:
         _copy(torch, dst, values)
+
+
+def host_form(x: np.ndarray) -> np.ndarray:
+    """``x`` as ``ieee`` numerics holds it: DLFloat16 bit patterns as a new float16 array
+    (rounded to nearest even, past 65504 infinity, the NaN-or-infinity pattern NaN), any
+    other array as it is."""
+    if x.dtype != DLFLOAT16_BITS:
+        return x
+    out = np.empty(x.shape, np.float16)
+    store(out, x)
+    return out
 
 
 def _torch_for(*arrays: np.ndarray) -> ModuleType | None:

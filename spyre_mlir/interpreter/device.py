@@ -1,7 +1,8 @@
 # The simulated Spyre device: HBM as one sparse allocation per kernel argument
 # at 16 GiB-aligned bases, and each core's 2 MiB LX scratchpad, all numpy byte
-# buffers; host tensors are staged in and read back with the manifest's
-# layouts.  Reads host arrays and the manifest; writes device buffers.
+# buffers, whose elements are held as the run's numerics mode says; host
+# tensors are staged in and read back with the manifest's layouts.  Reads host
+# arrays and the manifest; writes device buffers.
 """Device memory of the reference interpreter.
 
 HBM the program itself must write (the pool, outputs) starts as :data:`POISON`
@@ -15,6 +16,12 @@ whole on first touch).  HBM allocations, written whole by staging or by the
 program, are numpy arrays.  Fresh pages cost a fault each on first touch,
 more than the arithmetic of a run, so a finished run's device is
 :meth:`Device.reset` and reused by the next run of the same directory.
+
+Device memory is bytes; the run's numerics mode (``hardware.NUMERICS``) says how
+SEN169_FP16 words are read and written: IEEE float16 or DLFloat16.  Staging
+converts the host's float16 into it (DLFloat16 rounds), reading back converts
+it to the host's float16 (past 65504 infinity).  The poison bytes are NaN in
+either.
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import SpyreConfig, device_numpy_dtype
-from spyre_mlir.interpreter.casts import BFLOAT16_BITS, store
+from spyre_mlir.hardware import NUMERICS_IEEE, SpyreConfig
+from spyre_mlir.interpreter.casts import BFLOAT16_BITS, element_dtypes, host_form, store
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
 from spyre_mlir.limits import ALIGNMENT
 from spyre_mlir.manifest import KernelArg
@@ -117,8 +124,12 @@ class Device:
     bytes of another value means two live values overlapped in LX.
     """
 
-    def __init__(self, args: tuple[KernelArg, ...], config: SpyreConfig):
+    def __init__(self, args: tuple[KernelArg, ...], config: SpyreConfig, numerics: str = NUMERICS_IEEE):
         self.config = config
+        self.numerics = numerics
+        """The numerics mode the memory's float16 elements are held in (``hardware.NUMERICS``)."""
+        self.element_dtypes = element_dtypes(numerics)
+        """The numpy dtype that holds each data format's elements (by the numerics mode)."""
         ordered = sorted(args, key=lambda a: a.index)
         self.allocations = [Allocation(a, base, _initial(a)) for a, base in zip(ordered, hbm_bases(ordered))]
         self.segments: list[Allocation | None] = [None]
@@ -132,10 +143,12 @@ class Device:
         self.lx_used = 0
         """One past the highest LX byte written on any core."""
 
-    def reset(self, rewritten: Collection[int] = ()) -> None:
-        """Return to the state of a new device, keeping the memory (its pages are already mapped,
-        which saves a page fault per 4 KiB a run touches).  The allocations of the arguments
-        numbered ``rewritten`` keep their bytes: the caller overwrites them whole."""
+    def reset(self, rewritten: Collection[int] = (), numerics: str = NUMERICS_IEEE) -> None:
+        """Return to the state of a new device in ``numerics``, keeping the memory (its pages are
+        already mapped, which saves a page fault per 4 KiB a run touches).  The allocations of the
+        arguments numbered ``rewritten`` keep their bytes: the caller overwrites them whole."""
+        self.numerics = numerics
+        self.element_dtypes = element_dtypes(numerics)
         for alloc in self.allocations:
             if alloc.arg.index not in rewritten:
                 alloc.data.fill(POISON if _poisoned(alloc.arg) else 0)
@@ -162,7 +175,7 @@ class Device:
         if host.shape == layout.host_shape and _unpadded(layout):  # else to_device refuses a wrong shape
             store(device, _device_form(np.ascontiguousarray(host), layout))
             return
-        device[...] = to_device(host, layout)
+        store(device, to_device(host, layout))
 
     def fill(self, arg: KernelArg) -> None:
         """Initialise a ``constant`` argument: every device element, padding included, is its fill value."""
@@ -170,9 +183,9 @@ class Device:
         store(self._device_view(arg, self.layout_of(arg)), np.array(arg.fill))
 
     def read_back(self, arg: KernelArg) -> np.ndarray:
-        """The host form of ``arg``'s allocation (bfloat16 as its float32 values)."""
+        """The host form of ``arg``'s allocation (bfloat16 as its float32 values, DLFloat16 as float16)."""
         layout = self.layout_of(arg)
-        device = self._device_view(arg, layout)
+        device = host_form(self._device_view(arg, layout))
         if not _unpadded(layout):
             return from_device(device, layout)
         host = np.empty(layout.host_shape, np.float32 if device.dtype == BFLOAT16_BITS else device.dtype)
@@ -181,7 +194,8 @@ class Device:
 
     def _device_view(self, arg: KernelArg, layout: StickLayout) -> np.ndarray:
         """``arg``'s allocation as its device array (shape ``device_size``)."""
-        return self.allocations[arg.index].data.view(device_numpy_dtype(arg.dtype)).reshape(layout.device_size)
+        dtype = self.element_dtypes[layout.data_format]
+        return self.allocations[arg.index].data.view(dtype).reshape(layout.device_size)
 
     @staticmethod
     def layout_of(arg: KernelArg) -> StickLayout:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError, emit_warning
+from spyre_mlir.hardware import NUMERICS_DLFLOAT16, NUMERICS_IEEE, check_numerics
 from spyre_mlir.interpreter.device import Device
 from spyre_mlir.interpreter.execute import SdscExecutor
 from spyre_mlir.interpreter.loading import OutputDir, load_output_dir
@@ -26,7 +27,8 @@ from spyre_mlir.manifest import KernelArg, Manifest
 
 
 def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
-        schema: str | os.PathLike[str] | None = None) -> tuple[dict[str, np.ndarray], RunStats]:
+        schema: str | os.PathLike[str] | None = None,
+        numerics: str = NUMERICS_IEEE) -> tuple[dict[str, np.ndarray], RunStats]:
     """Execute ``directory`` on the simulated Spyre.
 
     ``inputs`` maps the manifest's input names to arrays (numpy or torch), or
@@ -34,25 +36,36 @@ def run(directory: str | Path, inputs: Mapping[str, Any] | Sequence[Any], *,
     place may be left out of a mapping: it keeps the bytes the previous execution
     of the same loaded directory left (:func:`execute`).  ``schema`` is the path of
     ``sdscbundle-schema.json`` (default ``$SPYRE_SDSC_SCHEMA``; without one
-    only structural checks run).  Returns the outputs by manifest name and
-    the run's statistics; every problem is a :class:`SpyreError`.
+    only structural checks run).  ``numerics`` is how float16 (SEN169_FP16)
+    elements are held, ``'ieee'`` or ``'dlfloat16'`` (:func:`execute`).
+    Returns the outputs by manifest name and the run's statistics; every
+    problem is a :class:`SpyreError`.
     """
+    check_numerics(numerics)
     loaded = load_output_dir(directory, load_schema(schema))
-    return execute(loaded, host_inputs(loaded.manifest, inputs))
+    return execute(loaded, host_inputs(loaded.manifest, inputs), numerics=numerics)
 
 
-def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
-            record_events: bool = False) -> tuple[dict[str, np.ndarray], RunStats]:
+def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *, record_events: bool = False,
+            numerics: str = NUMERICS_IEEE) -> tuple[dict[str, np.ndarray], RunStats]:
     """Run an already loaded directory on checked host inputs; ``record_events`` keeps
     one record per execution in the stats' ``events`` (for the timeline).
 
     A buffer the program writes in place (``written`` in the manifest) that ``inputs`` leaves
     out keeps what the previous execution of ``loaded`` left in it (:func:`state` reads it);
-    before any execution it has no value, and leaving it out is an error.
+    before any execution it has no value, and leaving it out is an error (so is keeping it
+    into another ``numerics``: its bytes are in the previous one's format).
 
-    Arithmetic is IEEE: an overflow gives inf, an invalid operation nan, silently;
+    Op funcs compute in float32; what they write is rounded to the format of the tensor
+    written.  ``numerics`` (one of ``hardware.NUMERICS``) says which format float16 tensors
+    (SEN169_FP16) have: ``'ieee'`` (the default) IEEE float16, rounded to nearest even;
+    ``'dlfloat16'`` DLFloat16, as the device stores them (9 fraction bits, rounded half away
+    from zero, staged inputs too; finite to about 8.6e9, so an intermediate value past
+    float16's 65504 survives; beyond, NaN), converted to float16 when read back.
+    An overflow gives inf (DLFloat16's: nan), an invalid operation nan, silently;
     each output that holds either is one warning (:func:`warn_non_finite`).
     """
+    check_numerics(numerics)
     manifest = loaded.manifest
     kept = [arg for arg in manifest.inputs if arg.name not in inputs]
     for arg in kept:
@@ -61,7 +74,10 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
         if not loaded.devices:
             raise SpyreError(f"buffer '{arg.name}' has no value yet: the program writes it in place, and the first "
                              "execution must stage its initial value", loc=str(loaded.path))
-    device = _device(loaded)
+        if loaded.devices[-1].numerics != numerics:
+            raise SpyreError(f"buffer '{arg.name}' was written in {loaded.devices[-1].numerics} numerics; stage it "
+                             f"anew to run in {numerics}", loc=str(loaded.path))
+    device = _device(loaded, numerics)
     with np.errstate(all="ignore"):
         for arg in manifest.inputs:
             if arg.name in inputs:
@@ -82,13 +98,14 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *,
     stats = RunStats([e.stats for e in executors.values()], manifest.cores, events=log.events if log else [],
                      predicted=loaded.predicted)
     loaded.devices.append(device)
-    warn_non_finite(outputs, str(loaded.path))
+    warn_non_finite(outputs, str(loaded.path), numerics)
     return outputs, stats
 
 
-def warn_non_finite(outputs: Mapping[str, np.ndarray], where: str) -> None:
+def warn_non_finite(outputs: Mapping[str, np.ndarray], where: str, numerics: str = NUMERICS_IEEE) -> None:
     """One warning at ``where`` per float output holding inf or nan, naming its first such
-    element and how many there are (for inf, where its dtype overflows)."""
+    element and how many there are (for inf, where its dtype overflows; for nan in a float16
+    output in ``dlfloat16`` numerics, that DLFloat16 has no infinity)."""
     for name, values in outputs.items():
         if values.dtype.kind != "f":
             continue
@@ -100,8 +117,13 @@ def warn_non_finite(outputs: Mapping[str, np.ndarray], where: str) -> None:
         first = values[index]
         what = "nan" if np.isnan(first) else "inf" if first > 0 else "-inf"
         many = f" ({count} of {values.size} elements are inf or nan)" if count > 1 else ""
-        why = "" if what == "nan" else \
-            f": {values.dtype} overflows to inf beyond {float(np.finfo(values.dtype).max):g} in magnitude"
+        if what != "nan":
+            why = f": {values.dtype} overflows to inf beyond {float(np.finfo(values.dtype).max):g} in magnitude"
+        elif numerics == NUMERICS_DLFLOAT16 and values.dtype == np.float16:
+            why = (": DLFloat16 holds no infinity (an inf, or a value beyond about 8.6e9 in magnitude, is its "
+                   "NaN-or-infinity pattern, read as nan)")
+        else:
+            why = ""
         emit_warning(f"output '{name}' holds {what} at index {tuple(int(i) for i in index)}{many}{why}", loc=where)
 
 
@@ -114,14 +136,15 @@ def state(loaded: OutputDir) -> dict[str, np.ndarray]:
     return {arg.name: device.read_back(arg) for arg in loaded.manifest.inputs if arg.written}
 
 
-def _device(loaded: OutputDir) -> Device:
-    """A new device for ``loaded``: a finished run's, reset, if there is one (inputs and
-    constants are about to be staged and filled; the written buffers not staged keep their bytes)."""
+def _device(loaded: OutputDir, numerics: str) -> Device:
+    """A new device for ``loaded`` in ``numerics``: a finished run's, reset, if there is one
+    (inputs and constants are about to be staged and filled; the written buffers not staged keep
+    their bytes)."""
     manifest = loaded.manifest
     if not loaded.devices:
-        return Device(manifest.args, loaded.config)
+        return Device(manifest.args, loaded.config, numerics)
     device = loaded.devices.pop()
-    device.reset(rewritten={arg.index for arg in (*manifest.inputs, *manifest.constants)})
+    device.reset(rewritten={arg.index for arg in (*manifest.inputs, *manifest.constants)}, numerics=numerics)
     return device
 
 

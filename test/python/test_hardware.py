@@ -7,7 +7,9 @@ import pytest
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import (
     DLFLOAT16_MAX,
+    NUMERICS,
     SpyreConfig,
+    check_numerics,
     canonical_dtype,
     data_format,
     decode_scalar,
@@ -266,3 +268,11 @@ def test_dlfloat16_conversions_are_vectorised_and_invert_each_other():
         assert encode_scalar(value, "SEN169_FP16") == int(to_dlfloat16_bits(value))
         assert decode_scalar(encode_scalar(value, "SEN169_FP16"), "SEN169_FP16") == \
             float(from_dlfloat16_bits(to_dlfloat16_bits(value)))
+
+
+def test_numerics_modes_are_checked_in_one_place():
+    assert NUMERICS == ("ieee", "dlfloat16")
+    for mode in NUMERICS:
+        check_numerics(mode)
+    with pytest.raises(SpyreError, match=r"^unknown numerics mode 'fp16' \(choose from ieee, dlfloat16\)$"):
+        check_numerics("fp16")
