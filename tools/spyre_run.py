@@ -10,6 +10,7 @@
     spyre-run out/ --inputs in.npz --outputs out.npz --stats
     spyre-run out/ --check examples/add_mul_nested.py:build --stats-json stats.json
     spyre-run out/ --timeline timeline.svg
+    spyre-run out/ --numerics dlfloat16 --check examples/add_mul_nested.py:build
 
 Inputs come from ``--inputs`` (an .npz keyed by the manifest's input names),
 else from ``--check``'s factory example inputs, else seeded random normal
@@ -33,8 +34,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import SpyreConfig
-from spyre_mlir.tools.cli import add_version_argument, check_output_files, plain_text, run_tool
+from spyre_mlir.hardware import NUMERICS, NUMERICS_IEEE, SpyreConfig, check_numerics
+from spyre_mlir.tools.cli import add_version_argument, argument_errors, check_output_files, plain_text, run_tool
 from spyre_mlir.interpreter.compare import compare, tolerance_for
 from spyre_mlir.interpreter.loading import load_output_dir
 from spyre_mlir.interpreter.runner import as_numpy, execute, host_inputs
@@ -49,6 +50,15 @@ _EPILOG = """\
 |interpreter - eager| <= atol + rtol * |eager|, with rtol = atol = 1e-2 for
 float16, 2**-4 for bfloat16, rtol = 1e-4 and atol = 1e-5 for float32, exact for
 int8 and int32.
+
+--numerics says how float16 tensors (the device format SEN169_FP16) are held:
+ieee (the default) as IEEE float16, every op's result rounded to nearest even
+and past 65504 infinity; dlfloat16 as the device stores them, DLFloat16 (6
+exponent bits, 9 fraction bits): staged inputs and every op's result rounded
+half away from zero, values up to about 8.6e9 finite (an intermediate past
+65504 survives), beyond that NaN; outputs are read back as float16 (past 65504
+infinity).  --check keeps float16's tolerance in dlfloat16 mode, though
+DLFloat16 carries one fraction bit less than float16.
 """
 
 
@@ -71,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeline", metavar="FILE.svg|FILE.png",
                    help="draw per core which LX value holds which bytes over the executions, and the HBM "
                    "bytes of each execution (.png needs matplotlib)")
+    p.add_argument("--numerics", default=NUMERICS_IEEE, metavar="{" + ",".join(NUMERICS) + "}",
+                   help="hold float16 tensors as IEEE float16 (ieee, the default) or as the device stores "
+                   "them, DLFloat16 (dlfloat16); see below")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     add_version_argument(p)
     return p
@@ -143,6 +156,8 @@ def _eager(spec: str, manifest: Manifest, given: Mapping[str, np.ndarray] | None
 
 
 def run(args: argparse.Namespace) -> int:
+    with argument_errors("spyre-run", "--numerics"):
+        check_numerics(args.numerics)
     check_output_files(args.outputs, args.stats_json, args.timeline)
     if args.timeline:
         timeline_format(args.timeline)
@@ -158,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             raise SpyreError(f"the manifest has {len(manifest.outputs)} outputs, eager gives {len(expected)}")
     else:
         inputs = host_inputs(manifest, _random_inputs(manifest, args.seed) if given is None else given, args.inputs)
-    outputs, stats = execute(loaded, inputs, record_events=bool(args.timeline))
+    outputs, stats = execute(loaded, inputs, record_events=bool(args.timeline), numerics=args.numerics)
     if expected is not None:
         worst_abs = worst_rel = 0.0
         for arg, ref in zip(manifest.outputs, expected):

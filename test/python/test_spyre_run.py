@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from spyre_mlir.hardware import from_dlfloat16_bits, to_dlfloat16_bits
 from spyre_mlir.interpreter import run
 from spyre_mlir.tools.spyre_run import main
 from test_interpreter_support import SEED_SHAPE, reference_bundle_dir
@@ -265,3 +266,35 @@ def test_timeline_says_where_it_was_written(out, tmp_path, capsys):
     assert main([str(out), "--timeline", str(timeline)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"spyre-run: wrote the timeline to {timeline}"]
     assert timeline.read_text().startswith("<svg")
+
+
+def test_numerics_dlfloat16_computes_as_the_device_stores(out, tmp_path):
+    """--numerics dlfloat16 rounds the staged inputs and each op's result to DLFloat16: (a + b) * c
+    is the numpy model of that, read back as float16, and differs from the default ieee run."""
+    rng = np.random.default_rng(0)
+    inputs = {n: rng.standard_normal(SEED_SHAPE).astype(np.float16) for n in "abc"}
+    np.savez(tmp_path / "in.npz", **inputs)
+    for mode in ("ieee", "dlfloat16"):
+        assert main([str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / f"{mode}.npz"),
+                     "--numerics", mode]) == 0
+
+    def dl(values):
+        return from_dlfloat16_bits(to_dlfloat16_bits(values))
+
+    a, b, c = (dl(inputs[n].astype(np.float32)) for n in "abc")
+    with np.load(tmp_path / "ieee.npz") as ieee, np.load(tmp_path / "dlfloat16.npz") as dlfloat16:
+        np.testing.assert_array_equal(ieee["z"], run(out, inputs)[0]["z"])
+        np.testing.assert_array_equal(dlfloat16["z"], dl(dl(a + b) * c).astype(np.float16))
+        assert np.count_nonzero(dlfloat16["z"] != ieee["z"]) > dlfloat16["z"].size // 4
+
+
+def test_an_unknown_numerics_mode_is_one_line(out):
+    code, _, err = _cli(out, "--numerics", "float16")
+    assert code == 1
+    assert err == "spyre-run: error: argument --numerics: unknown numerics mode 'float16' (choose from ieee, dlfloat16)\n"
+
+
+def test_help_states_the_numerics_modes():
+    code, stdout, _ = _cli("--help")
+    assert code == 0 and "--numerics {ieee,dlfloat16}" in stdout
+    assert "--check keeps float16's tolerance in dlfloat16 mode" in " ".join(stdout.split())
