@@ -909,6 +909,9 @@ class _Stickifier:
             op = self.keep_reduced_dims(op)
             space, reads, result = op_reads(op)
         rule = op_rule(op, reads, result, self.plan)
+        if (indirect := op.indirect_access()) is not None and indirect.stores:
+            # A row store's result is its destination, in the destination's storage and layout.
+            self.plan.fix(op.result, self.plan.layouts[reads[indirect.table].storage])
         if rule.shared and op.result not in self.plan.fixed:
             rule = dataclasses.replace(rule, result_dims=self.aligned(rule.result_dims, reads, result, space))
 

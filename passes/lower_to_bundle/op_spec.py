@@ -340,8 +340,9 @@ class _SpecBuilder:
         lacks would make each element of the result many values."""
         if self.func.kind in (OpKind.REDUCTION, OpKind.MATMUL):
             return
+        stored = self.entry_dim() if self.indirect is not None and self.indirect.stores else None
         for d, label in enumerate(self.labels):
-            if sizes[d] > 1 and label not in result.labels:
+            if sizes[d] > 1 and label not in result.labels and d != stored:
                 raise self.error(f"the result is not indexed by iteration dim d{d}, which the op iterates over "
                                  f"{sizes[d]} elements (the {self.space[d]} of its extent padded to whole sticks "
                                  "of an operand sticked on it)")
@@ -474,6 +475,12 @@ class _SpecBuilder:
         return self.func.name if stick_dim in self.reduced else f"{self.func.name}nonstick"
 
     def mask(self, source: _Tensor, sizes: Sequence[int]) -> dict[str, object]:
+        if self.indirect is not None and self.indirect.stores:  # a store writes no padding entry
+            entry = self.entry_dim()
+            if sizes[entry] == self.space[entry]:
+                return {}
+            return {"label": self.labels[entry], "valid": self.space[entry], "pad": sizes[entry] - self.space[entry],
+                    "value": 0.0}
         if self.func.kind is not OpKind.REDUCTION:
             return {}
         i = self.labels.index(source.stick_label)

@@ -346,7 +346,8 @@ class TensorAccess:
     def write_rows(self, label: str, rows: int, values: np.ndarray, indices: np.ndarray) -> None:
         """A row store into a table the cores share at one start, ``rows`` elements along
         ``label`` (:meth:`read_rows`' layout): every core's ``values`` (``(cores, *logical_shape)``,
-        its entries along ``label``) go to the rows its ``indices`` (``(cores, entries)``) name."""
+        its entries along ``label``) go to the rows its ``indices`` (``(cores, entries)``) name; an
+        index of -1 (a masked entry) writes nothing."""
         g = self.geometry
         axis = len(g.shape) - 2 - g.tensor.layout_order.index(label)
         shape = [rows if a == axis else n for a, n in enumerate(g.shape)]
@@ -361,7 +362,8 @@ class TensorAccess:
         for core_values, core_indices in zip(values, indices):
             core_values = np.moveaxis(core_values.reshape(split), position, 0)
             for entry, row in enumerate(core_indices):
-                store(table[row], core_values[entry])
+                if row >= 0:  # a masked (padding) entry writes nothing
+                    store(table[row], core_values[entry])
 
     def write(self, values: np.ndarray, rows: Sequence[int] | None = None) -> None:
         """Store ``values`` (``(len(rows), *logical_shape)``, or a leading 1 for the same values on

@@ -92,12 +92,13 @@ class SdscKernel:
         if op.averages and "scaling_factor" not in spec.constants:
             raise SpyreError(f"op func '{spec.op_name}' needs the constant 'scaling_factor' (1 / the reduced "
                              "element count) in constantInfo_", loc=spec.filename)
-        if spec.masking and op.kind is not OpKind.REDUCTION:
-            raise SpyreError(f"coordinateMasking_ on the {op.kind.value} op '{spec.op_name}' is not supported",
-                             loc=spec.filename)
+        stored = spec.tensors[spec.table].gathered if spec.stores else None
+        if spec.masking and op.kind is not OpKind.REDUCTION and set(spec.masking) != {stored}:
+            raise SpyreError(f"coordinateMasking_ on the {op.kind.value} op '{spec.op_name}' is not supported "
+                             "(but on a row store's entries)", loc=spec.filename)
         out = spec.tensors[spec.outputs[0]]
-        self.reduced = tuple(label for label in spec.labels
-                             if label not in out.scale or out.scale[label] != SCALE_KEPT)
+        self.reduced = tuple(label for label in spec.labels if label != stored
+                             and (label not in out.scale or out.scale[label] != SCALE_KEPT))
         """Iteration dims the output does not keep (cores differing only there share an output slice):
         a reduction's output labels them with ``scale_`` -1 or -2 (torch-spyre's form, checked when
         the file is read), a matmul's output lacks its contraction dim."""
@@ -259,15 +260,21 @@ class SdscKernel:
             raise SpyreError(f"{table.geometry.tensor.name}: the cores start the table at different addresses; a "
                              "table written through an index is shared by all cores at one base", loc=spec.filename)
         count = 1 + table.geometry.tensor.back_gap.get(label, 0)
-        indices = index.read_indices().reshape(len(spec.cores), -1)[:, :spec.core_sizes[label]]  # not its padding
-        bad = (indices < 0) | (indices >= count)
+        indices = index.read_indices().reshape(len(spec.cores), -1)[:, :spec.core_sizes[label]]
+        if label in spec.masking:  # entries past the valid ones (padding to whole sticks) write nothing
+            valid = ~self._mask(label, indices.shape[1])
+            indices = np.where(valid, indices, -1)
+        elif spec.core_sizes[label] * spec.splits.get(label, 1) != spec.sizes[label]:
+            raise AssertionError(f"{spec.filename}: a row store's entries do not cover N_")
+        bad = (indices < -1) | (indices >= count) | ((indices == -1) & (label not in spec.masking))
         if bad.any():
             position = np.argwhere(bad)[0]
             raise SpyreError(f"{index.geometry.tensor.name}: index {int(indices[tuple(position)])} on core "
                              f"{spec.cores[position[0]]} is outside the {count} rows of {table.geometry.tensor.name}",
                              loc=spec.filename)
         distinct = np.unique(indices, axis=0)  # cores that hold the same entries write the same rows
-        if len(np.unique(distinct)) != distinct.size:
+        written = distinct[distinct >= 0]
+        if len(np.unique(written)) != written.size:
             raise SpyreError(f"{index.geometry.tensor.name}: two entries name one row of "
                              f"{table.geometry.tensor.name}; a row store writes each row once", loc=spec.filename)
         table.write_rows(label, count, np.broadcast_to(rows, (len(spec.cores), *rows.shape[1:])), indices)

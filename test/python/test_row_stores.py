@@ -90,3 +90,31 @@ def test_the_first_execution_needs_the_buffer_and_later_ones_keep_it(tmp_path):
     execute(loaded, host_inputs(loaded.manifest, {**inputs, "position": np.array([3])}))
     rows = state(loaded)["b_keys"][0, 0, :, 0]
     assert list(np.flatnonzero(rows)) == [1, 3]
+
+
+class PromptCache(torch.nn.Module):
+    """A prefill's store: 8 positions at once (fewer than the 32 indices of a stick)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(1, 2, 16, 32))
+
+    def forward(self, rows, positions):
+        self.keys.index_copy_(2, positions, rows)
+        return self.keys * 1.5
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_entries_padded_to_a_whole_stick_of_indices_write_nothing(cores, tmp_path):
+    """The 8 entries iterate as a stick of 32 indices; the 24 padding entries are masked
+    (coordinateMasking_), so they write no row: the other rows keep their values."""
+    torch.manual_seed(1)
+    model = PromptCache()
+    model.keys.normal_()
+    eager = copy.deepcopy(model)
+    rows, positions = torch.randn(1, 2, 8, 32), torch.tensor([9, 2, 14, 3, 0, 7, 11, 5])
+    program = spyre_mlir.compile(model, (rows, positions), cores=cores, out_dir=tmp_path / "out")
+    torch.testing.assert_close(program.run(rows, positions), eager(rows, positions))
+    np.testing.assert_array_equal(program.state()["b_keys"], eager.keys.numpy())
+    texts = [path.read_text() for path in sorted((tmp_path / "out").glob("sdsc_*.json"))]
+    assert any('"coordinateMasking_": {\n' in text and '"indirectAccessIndexLabeledDs_"' in text for text in texts)
