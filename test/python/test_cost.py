@@ -210,7 +210,8 @@ def test_spyre_compile_report_is_the_counted_traffic(tmp_path, capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:6] == ["sdsc", "file", "op", "runs", "cores", "HBM"]
     total = next(line for line in lines if line.startswith("total")).split()
-    assert lines[-2].startswith("lower bound ") and "predicted / lower bound = " in lines[-2]
+    assert lines[-3].startswith("lower bound ") and "predicted / lower bound = " in lines[-3]
+    assert lines[-2].startswith("weight-streaming bound ") and "predicted / weight-streaming bound = " in lines[-2]
     assert lines[-1].startswith(f"spyre-compile: wrote {tmp_path / 'out'}: ")  # after the report, when done
     _, stats = run(tmp_path / "out", imported.inputs("softmax", read_manifest(tmp_path / "out")))
     counted = [f"{stats.total(c):,}" for c in COUNTERS]
@@ -243,6 +244,7 @@ def test_report_and_stats_tables_agree_on_cores_and_columns(cores: int, used: tu
                          "--report"]) == 0
     report = capsys.readouterr().out.splitlines()
     assert report.pop().startswith(f"spyre-compile: wrote {tmp_path / 'out'}: ")
+    assert report.pop().startswith("weight-streaming bound ")
     assert report.pop().startswith("lower bound ")
     assert run_main([str(tmp_path / "out"), "--stats"]) == 0
     stats = capsys.readouterr().out.splitlines()
@@ -267,6 +269,31 @@ def test_the_python_api_returns_the_report() -> None:
     assert report.lower_bound_ns == pytest.approx(2 * 64 * 128 * 2 / 150)
     assert report.total_ns >= report.lower_bound_ns
     assert "lower bound" in report.table()
+
+
+def test_the_weight_streaming_bound_reads_parameters_and_buffers_once() -> None:
+    """A decode-like step: a [1, 64] activation through a [256, 64] fp16 linear layer whose result
+    is written into one row of a [2, 16, 256] fp16 cache buffer.  The streaming bound is the
+    weights and the cache read once at 150 bytes per ns; the updated cache counts once in the
+    lower bound (as an input), not again as an output."""
+    from spyre_mlir import compile as spyre_compile
+
+    class Step(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(64, 256, bias=False, dtype=torch.float16)
+            self.register_buffer("cache", torch.zeros(2, 16, 256, dtype=torch.float16))
+
+        def forward(self, x, position):
+            self.cache.index_copy_(1, position, self.proj(x).expand(2, 1, 256))
+            return self.cache.sum(1)
+
+    report = spyre_compile(Step(), (torch.randn(1, 1, 64, dtype=torch.float16), torch.tensor([3])), cores=4).report
+    weights, cache = 256 * 64 * 2, 2 * 16 * 256 * 2
+    assert report.streaming_bound_ns == pytest.approx((weights + cache) / 150)
+    inputs, outputs = weights + cache + 64 * 2 + 32 * 4, 2 * 256 * 2
+    assert report.lower_bound_ns == pytest.approx((inputs + outputs) / 150)
+    assert "predicted / weight-streaming bound = " in report.table()
 
 
 def test_the_tiled_seed_example_by_hand() -> None:
