@@ -4,6 +4,9 @@
 
 * :func:`import_program` (``core``): the importer;
 * ``table``: the ATen table (one emitter per supported overload);
+* ``emitter``: :class:`~spyre_mlir.importer.emitter.NodeEmitter`, the builders emitters use;
+* ``folding`` and ``constants``: values known at compile time and the arguments holding them;
+* ``locations``: the model line of a graph node (MLIR locations, located errors);
 * ``views``: affine maps of view ops;
 * :func:`load_program` / :func:`export_model` (``loader``): model files for the tools;
 * ``quiet``: torch's own warnings and logs kept out of our diagnostics.

@@ -31,7 +31,8 @@ import torch.fx.traceback as fx_traceback
 from torch.utils._pytree import tree_flatten, tree_structure, tree_unflatten
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
-from spyre_mlir.importer.core import graph_inputs, input_name, user_frame
+from spyre_mlir.importer.core import graph_inputs, input_name
+from spyre_mlir.importer.locations import user_frame
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.manifest import Manifest
 from spyre_mlir.sources import factory_choices, parse_source

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from spyre_mlir.diagnostics import SpyreError, first_line
+from spyre_mlir.importer.locations import user_frame
 
 
 def _storage_key(tensor: torch.Tensor) -> tuple[Any, ...]:
@@ -69,8 +70,6 @@ def decompose(program: torch.export.ExportedProgram, table: dict[Any, Any]) -> t
 
 def _forward_location(program: torch.export.ExportedProgram) -> str | None:
     """``file:line`` of the first node of ``program`` with a stack trace in user code, if any."""
-    from spyre_mlir.importer.core import user_frame
-
     for node in program.graph.nodes:
         frame = user_frame(node.meta.get("stack_trace"))
         if frame is not None:

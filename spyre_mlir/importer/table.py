@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import views
-from spyre_mlir.importer.core import NodeEmitter, Unsupported, elem_of, missing, scalar, shape_of, tensor_type
+from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, missing, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]

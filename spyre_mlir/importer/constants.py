@@ -1,0 +1,108 @@
+# Values the import computed on the host, as the emitted ops read them (DESIGN
+# §15): a spyre.fill, or a function argument of role `constant` holding the
+# values.  Reads the known values of importer/folding.py; writes fills into the
+# function's block and constant arguments (with their spyre.value) into its
+# signature.
+"""Compile-time values as function arguments (:class:`ConstantArguments`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    StringAttr,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Block, SSAValue
+
+from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR
+from spyre_mlir.importer.emitter import NodeEmitter, element_type, ident, tensor_type
+from spyre_mlir.importer.folding import KnownValues, splat_value
+from spyre_mlir.importer.locations import node_error, node_loc, op_name
+
+INDEX_CONSUMERS = (torch.ops.aten.embedding.default, torch.ops.aten.index_select.default,
+                   torch.ops.aten.gather.default)
+"""ATen ops that read an integer tensor as indices (int32 on the device)."""
+
+_TORCH_DTYPES = {Float16Type(): torch.float16, BFloat16Type(): torch.bfloat16, Float32Type(): torch.float32,
+                 i32: torch.int32}
+
+
+@dataclass
+class ConstantArguments:
+    """The known values (:class:`~spyre_mlir.importer.folding.KnownValues`) the function's ops
+    read, each made once per element type it is read in: its ``spyre.fill`` ops go into ``block``,
+    its ``constant`` arguments are appended to ``block`` and to ``arg_types`` / ``arg_attrs``."""
+
+    block: Block
+    arg_types: list[Attribute]
+    arg_attrs: list[DictionaryAttr]
+    known: KnownValues
+    made: dict[tuple[torch.fx.Node, Attribute], SSAValue] = field(default_factory=dict)
+    """The value made for each (node, element type)."""
+
+    def read(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
+        """The known value of ``node`` as ``consumer`` reads it: a ``spyre.fill`` when every element
+        is the same, else a function argument of role ``constant`` holding the values
+        (``spyre.value``); Python values as they are."""
+        value = self.known[node]
+        if not isinstance(value, torch.Tensor):
+            return value
+        elem = self.element(value, consumer)
+        key = (node, elem)
+        if key not in self.made:
+            self.made[key] = self._materialise(node, value, elem)
+        return self.made[key]
+
+    def element(self, value: torch.Tensor, consumer: torch.fx.Node) -> Attribute:
+        """The element type a known tensor takes: its own for a float dtype, int32 for the index of
+        an indirect access, else (bool, integers) the float type ``consumer`` computes in."""
+        if value.dtype.is_floating_point and element_type(value.dtype) is not None:
+            return element_type(value.dtype)
+        if not value.dtype.is_floating_point and consumer.target in INDEX_CONSUMERS:
+            return i32
+        for candidate in (consumer, *consumer.all_input_nodes):
+            val = candidate.meta.get("val")
+            if isinstance(val, torch.Tensor) and val.dtype.is_floating_point and candidate not in self.known:
+                elem = element_type(val.dtype)
+                if elem is not None:
+                    return elem
+        raise node_error(consumer, f"a compile-time {value.dtype} tensor feeds '{op_name(consumer)}', which "
+                                   "computes in no float type (Spyre has float16, bfloat16, float32 and int8)")
+
+    def _materialise(self, node: torch.fx.Node, value: torch.Tensor, elem: Attribute) -> SSAValue:
+        shape = tuple(value.shape)
+        host = value.detach().to(_TORCH_DTYPES.get(elem, torch.float32))
+        splat = 0.0 if host.numel() == 0 else splat_value(host)  # an empty value holds any value
+        if splat is not None:
+            loc, _ = node_loc(node)
+            return NodeEmitter(node, self.block, loc, None).fill(splat, shape, elem)
+        if elem == i32:
+            wide = value.detach().to(torch.int64)
+            if shape and (wide.min() < -2**31 or wide.max() >= 2**31):
+                raise node_error(node, f"an index computed at compile time does not fit in int32 "
+                                       f"(range [{int(wide.min())}, {int(wide.max())}])")
+            stored, data = i32, host.contiguous().numpy().tobytes()
+        else:
+            stored, data = f32, host.to(torch.float32).contiguous().numpy().tobytes()
+        base = f"const_{node.name.lstrip('_')}"
+        name = base if all(n is not node for n, _ in self.made) else f"{base}_{len(self.made)}"
+        arg = self.block.insert_arg(tensor_type(elem, shape), len(self.block.args))
+        arg.name_hint = ident(name)
+        self.arg_types.append(arg.type)
+        self.arg_attrs.append(DictionaryAttr({
+            "spyre.role": StringAttr("constant"), "spyre.name": StringAttr(name),
+            CONSTANT_VALUE_ATTR: DenseIntOrFPElementsAttr(tensor_type(stored, shape), BytesAttr(data))}))
+        return arg
+
+
+__all__ = ["ConstantArguments", "INDEX_CONSUMERS"]

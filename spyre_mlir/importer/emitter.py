@@ -1,0 +1,249 @@
+# The importer's builders: element and tensor types of torch values, and
+# NodeEmitter, which the ATen table's emitters build spyre ops with (each op at
+# its node's location, with its node's hints).  Reads nothing; writes ops into
+# the block it is given.
+"""Builders of spyre ops for one graph node (:class:`NodeEmitter`) and the types they use."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    TensorType,
+    i8,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
+
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, MatmulOp, PointwiseOp, ReduceOp, ViewOp
+from spyre_mlir.opfuncs import COPY
+
+Scalar = int | float
+Value = SSAValue
+
+# --------------------------------------------------------------------------
+# Element types
+# --------------------------------------------------------------------------
+
+_ELEMENT_TYPES: dict[torch.dtype, Callable[[], Attribute]] = {
+    torch.float16: Float16Type,
+    torch.bfloat16: BFloat16Type,
+    torch.float32: Float32Type,
+    torch.int8: lambda: i8,
+    torch.int32: lambda: i32,
+}
+
+
+def element_type(dtype: torch.dtype) -> Attribute | None:
+    """The MLIR element type of a torch dtype, None when Spyre has none."""
+    make = _ELEMENT_TYPES.get(dtype)
+    return None if make is None else make()
+
+
+def tensor_type(elem: Attribute, shape: Sequence[int]) -> TensorType:
+    return TensorType(elem, list(shape))
+
+
+def shape_of(v: Value) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+def elem_of(v: Value) -> Attribute:
+    assert isinstance(v.type, TensorType)
+    return v.type.get_element_type()
+
+
+def broadcast_shape(shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s):
+            j = rank - len(s) + i
+            if n != 1:
+                out[j] = n
+    return tuple(out)
+
+
+class Unsupported(Exception):
+    """Raised by emitters: the node uses a form the importer cannot lower."""
+
+
+# --------------------------------------------------------------------------
+# Emission
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class NodeEmitter:
+    """What an emitter gets: builders that stamp the node's location and hints."""
+
+    node: torch.fx.Node
+    block: Block
+    location: Attribute
+    hints: ArrayAttr | None
+    created: list[Operation] = field(default_factory=list)
+
+    # -- the node -----------------------------------------------------------
+    @property
+    def val(self) -> Any:
+        return self.node.meta.get("val")
+
+    def out_elem(self, like: Value | None = None) -> Attribute:
+        """The node's element type; a bool result takes ``like``'s (Spyre has no bool)."""
+        val = self.val
+        v = val[0] if isinstance(val, (tuple, list)) else val
+        if isinstance(v, torch.Tensor):
+            if v.dtype == torch.bool and like is not None:
+                return elem_of(like)
+            elem = element_type(v.dtype)
+            if elem is None:
+                raise Unsupported(f"dtype {v.dtype} is not supported (Spyre has float16, bfloat16, "
+                                  "float32 and int8)")
+            return elem
+        assert like is not None
+        return elem_of(like)
+
+    # -- builders -------------------------------------------------------------
+    def _add(self, op: Operation) -> Value:
+        if isinstance(op, ComputeOp):
+            empty = next((v for v in (*op.operands, *op.results) if 0 in shape_of(v)), None)
+            if empty is not None:
+                raise Unsupported(f"it computes on a tensor of shape {list(shape_of(empty))}: Spyre computes "
+                                  "on tensors with at least one element in every dim")
+        op.location = self.location
+        if isinstance(op, ComputeOp) and self.hints is not None:
+            op.properties["hints"] = self.hints
+        self.block.add_op(op)
+        self.created.append(op)
+        return op.results[0]
+
+    def cast(self, v: Value, elem: Attribute) -> Value:
+        if elem_of(v) == elem:
+            return v
+        owner = v.owner
+        if isinstance(owner, FillOp):
+            return self.fill(owner.fill_value(), shape_of(v), elem)
+        if elem_of(v) == i32:
+            raise Unsupported("an integer tensor (int64 inputs are staged as int32) is read only as the index "
+                              "of embedding, index_select or gather")
+        return self._add(PointwiseOp(COPY, [v], tensor_type(elem, shape_of(v))))
+
+    def pointwise(self, op_func: str, operands: Sequence[Value], consts: Mapping[str, Scalar] | None = None,
+                  elem: Attribute | None = None) -> Value:
+        """An elementwise op; operands are cast to ``elem`` (default: the node's), and a
+        ``spyre.fill`` the others broadcast to the result's shape is read as one element
+        (:meth:`narrow_fills`)."""
+        if elem is None:
+            elem = self.out_elem(operands[0] if operands else None)
+        operands = [self.cast(v, elem) for v in operands]
+        shape = broadcast_shape([shape_of(v) for v in operands])
+        operands = self.narrow_fills(operands, shape)
+        return self._add(PointwiseOp(op_func, operands, tensor_type(elem, shape),
+                                     {k: float(c) for k, c in (consts or {}).items()}))
+
+    def narrow_fills(self, operands: Sequence[Value], shape: Sequence[int]) -> list[Value]:
+        """``operands`` with each ``spyre.fill`` (a splat constant, such as a ``zeros_like`` folded
+        at compile time) of more than one element made a fill of one element, where the other
+        operands still broadcast to ``shape``: the op reads the value through broadcasting, not a
+        tensor of copies from HBM."""
+        narrowed = list(operands)
+        for i, v in enumerate(narrowed):
+            if not isinstance(v.owner, FillOp) or all(n == 1 for n in shape_of(v)):
+                continue
+            ones = (1,) * len(shape_of(v))
+            if broadcast_shape([*(shape_of(w) for w in narrowed[:i] + narrowed[i + 1:]), ones]) == tuple(shape):
+                narrowed[i] = self.fill(v.owner.fill_value(), ones, elem_of(v))
+        return narrowed
+
+    def binary(self, op_func: str, x: Value | Scalar, y: Value | Scalar,
+               elem: Attribute | None = None, extra: Mapping[str, Scalar] | None = None) -> Value:
+        """``op_func(x, y)`` where either side may be a Python scalar (a const)."""
+        consts = dict(extra or {})
+        operands = []
+        for name, a in (("x", x), ("y", y)):
+            if isinstance(a, SSAValue):
+                operands.append(a)
+            else:
+                consts[name] = scalar(a)
+        if not operands:
+            raise Unsupported("both operands are scalars")
+        return self.pointwise(op_func, operands, consts, elem)
+
+    def reduce(self, op_func: str, x: Value, dims: Sequence[int] | None, keepdim: bool,
+               elem: Attribute | None = None) -> Value:
+        shape = shape_of(x)
+        rank = len(shape)
+        dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+        if rank == 0:
+            return x
+        out = [1 if d in dims else n for d, n in enumerate(shape)] if keepdim else \
+            [n for d, n in enumerate(shape) if d not in dims]
+        elem = elem or self.out_elem(x)
+        return self._add(ReduceOp(op_func, self.cast(x, elem), dims, tensor_type(elem, out)))
+
+    def matmul(self, a: Value, b: Value) -> Value:
+        sa, sb = shape_of(a), shape_of(b)
+        if len(sa) < 2 or len(sb) < 2:
+            raise Unsupported(f"matmul operands must have rank >= 2, got {list(sa)} and {list(sb)}")
+        elem = self.out_elem(a)
+        out = (*broadcast_shape([sa[:-2], sb[:-2]]), sa[-2], sb[-1])
+        return self._add(MatmulOp(self.cast(a, elem), self.cast(b, elem), tensor_type(elem, out)))
+
+    def view(self, x: Value, view_map: AffineMap, shape: Sequence[int]) -> Value:
+        if tuple(shape) == shape_of(x) and view_map == AffineMap.identity(len(shape)):
+            return x
+        return self._add(ViewOp(x, view_map, tensor_type(elem_of(x), shape)))
+
+    def fill(self, value: Scalar, shape: Sequence[int], elem: Attribute | None = None) -> Value:
+        return self._add(FillOp(float(value), tensor_type(elem or self.out_elem(), shape)))
+
+    def gather(self, table: Value, dim: int, index: Value, along: bool = False) -> Value:
+        """``table`` read along ``dim`` at the values of the i32 ``index``: ``np.take``, or with
+        ``along`` ``np.take_along_axis`` (``torch.gather``, see :meth:`PointwiseOp.gather`)."""
+        shape = shape_of(index) if along else (*shape_of(table)[:dim], *shape_of(index), *shape_of(table)[dim + 1:])
+        return self._add(PointwiseOp.gather(index, table, dim, tensor_type(elem_of(table), shape), along))
+
+    def scatter(self, dest: Value, dim: int, index: Value, rows: Value) -> Value:
+        """``dest`` with its rows along ``dim`` at the values of the 1-D i32 ``index`` replaced by
+        ``rows`` (:meth:`PointwiseOp.scatter`: a row store, written in place)."""
+        return self._add(PointwiseOp.scatter(index, rows, dest, dim))
+
+    def upstream(self, op: Operation) -> Value:
+        """An upstream op (``tensor.empty``, ``tensor.insert_slice``) at the node's location."""
+        return self._add(op)
+
+
+def scalar(a: Any) -> float:
+    if isinstance(a, bool) or not isinstance(a, (int, float)):
+        raise Unsupported(f"expected a number, got {a!r}")
+    return float(a)
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A node output the importer does not produce (e.g. argmax indices)."""
+
+    why: str
+
+
+def missing(why: str) -> Missing:
+    return Missing(why)
+
+
+def ident(name: str) -> str:
+    """``name`` as an SSA name hint (letters, digits and underscores)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+__all__ = ["NodeEmitter", "Unsupported", "Missing", "missing", "scalar", "element_type", "tensor_type", "shape_of",
+           "elem_of", "broadcast_shape", "ident"]
