@@ -240,7 +240,7 @@ class SdscKernel:
                              "table read through an index is shared by all cores at one base", loc=spec.filename)
         rows = 1 + table.geometry.tensor.back_gap.get(label, 0)
         values = self._over_labels(table.geometry, table.read_rows(label, rows), {label: rows})
-        indices = self._over_labels(index.geometry, index.read_indices(), {})
+        indices = self._full_rank(index.geometry, index.read_indices())
         bad = (indices < 0) | (indices >= rows)
         if bad.any():
             position = np.argwhere(bad)[0]

@@ -78,6 +78,8 @@ PROGRAMS = {
                                      (torch.randn(64, 50, dtype=torch.float16), torch.randint(0, 50, (40,)))),
     "gather_last_dim": lambda: (lambda t, i: torch.gather(t, 1, i),
                                 (torch.randn(4, 50, dtype=torch.float16), torch.randint(0, 50, (4, 40)))),
+    "index_select_one_row": lambda: (lambda t, i: torch.index_select(t, 0, i),
+                                     (torch.randn(50, 96, dtype=torch.float16), torch.tensor([7]))),
 }
 
 imported = ImportedPrograms(PROGRAMS)
@@ -103,6 +105,13 @@ def test_embedding_followed_by_a_matmul_matches_eager(cores, tmp_path):
                                          ("gather_last_dim", 4)])
 def test_index_select_and_gather_match_eager(name, cores, tmp_path):
     compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_an_index_of_one_entry_reads_one_row(cores, tmp_path):
+    """One index entry is a sparse stick (``scale_`` -2): the gather reads its element 0, not the
+    whole stick of 32 entries (which made 32 rows where the output holds one)."""
+    compile_and_check("index_select_one_row", cores, tmp_path / "out", imported)
 
 
 def test_bert_embeddings_of_word_position_and_token_type_match_eager(tmp_path):
