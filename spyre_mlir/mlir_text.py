@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import AnyFloat, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
@@ -34,11 +35,23 @@ def make_context() -> Context:
     return ctx
 
 
+class _BitsElement(Parser._TensorLiteralElement):
+    """A hexadecimal element of a dense literal: in a float dense, the bits of the float (as MLIR
+    reads it, and as xDSL prints inf and nan), not the integer they spell."""
+
+    def to_type(self, parser: Parser, type: Any) -> Any:
+        if isinstance(type, AnyFloat) and isinstance(self.value, int):
+            return next(type.iter_unpack(self.value.to_bytes(type.compile_time_size, "little")))
+        return super().to_type(parser, type)
+
+
 class LocatingParser(Parser):
     """A parser that gives every parsed op a ``file:line:col`` location.
 
     Explicit ``loc(...)`` annotations win.  ``line_offset`` shifts line numbers
-    for chunks of a ``--split-input-file`` input.
+    for chunks of a ``--split-input-file`` input.  A hexadecimal element of a float
+    dense literal is the float's bits (xDSL 0.74 reads it as an integer, so a -inf
+    it printed as ``0xff800000`` came back as 4286578688).
     """
 
     def __init__(self, ctx: Context, text: str | bytes, name: str, line_offset: int = 0):
@@ -68,6 +81,11 @@ class LocatingParser(Parser):
                 for use in value.uses:
                     return name, use.operation
         return None
+
+    def _parse_tensor_literal_element(self) -> Parser._TensorLiteralElement:
+        bits = self._current_token.text[:2] in ("0x", "0X")
+        element = super()._parse_tensor_literal_element()
+        return _BitsElement(element.is_negative, element.value, element.span) if bits else element
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start

@@ -116,3 +116,14 @@ module attributes {spyre.target = #spyre.target<cores = 1, lx_fraction = 0.00001
     func.return
   }
 }
+
+// -----
+
+// A compile-time constant holding -inf and nan (a causal mask's) prints each as its bits and reads
+// them back as the same floats, not as the integers the bits spell (4286578688).
+// CHECK-LABEL: func.func @non_finite_constant
+// CHECK-SAME:    spyre.value = dense<[0.000000e+00, 0xff800000, 0x7fc00000]> : tensor<3xf32>
+func.func @non_finite_constant(%m: tensor<3xf32> {spyre.role = "constant", spyre.name = "mask",
+                                                  spyre.value = dense<[0.0, 0xFF800000, 0x7FC00000]> : tensor<3xf32>}) {
+  func.return
+}
