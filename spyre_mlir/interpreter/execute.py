@@ -231,21 +231,25 @@ class SdscKernel:
 
     def gather(self, table: TensorAccess, index: TensorAccess) -> np.ndarray:
         """An indirect access: every core's rows of ``table`` at the values of ``index``, the full-rank
-        result of every core (float32).  An index outside the table's rows is an error."""
-        spec = self.spec
-        label = table.geometry.tensor.gathered
+        result of every core (float32).  An index outside the table's rows is an error.  A row
+        of one element is a sparse stick (``scale_`` -2): its element 0 is read."""
+        spec, g = self.spec, table.geometry
+        label = g.tensor.gathered
         assert label is not None
         if not table.placement.shared:
-            raise SpyreError(f"{table.geometry.tensor.name}: the cores start the table at different addresses; a "
+            raise SpyreError(f"{g.tensor.name}: the cores start the table at different addresses; a "
                              "table read through an index is shared by all cores at one base", loc=spec.filename)
-        rows = 1 + table.geometry.tensor.back_gap.get(label, 0)
-        values = self._over_labels(table.geometry, table.read_rows(label, rows), {label: rows})
+        rows = 1 + g.tensor.back_gap.get(label, 0)
+        sparse = {d: 1 for d in g.dims if g.tensor.scale[d] == SCALE_STICK_REDUCED}
+        read = table.read_rows(label, rows)[(slice(None), *(slice(0, 1) if d in sparse else slice(None)
+                                                            for d in g.dims))]
+        values = self._over_labels(g, read, {label: rows, **sparse})
         indices = self._full_rank(index.geometry, index.read_indices())
         bad = (indices < 0) | (indices >= rows)
         if bad.any():
             position = np.argwhere(bad)[0]
             raise SpyreError(f"{index.geometry.tensor.name}: index {int(indices[tuple(position)])} on core "
-                             f"{spec.cores[position[0]]} is outside the {rows} rows of {table.geometry.tensor.name}",
+                             f"{spec.cores[position[0]]} is outside the {rows} rows of {g.tensor.name}",
                              loc=spec.filename)
         return np.take_along_axis(values, indices, axis=1 + spec.labels.index(label))
 

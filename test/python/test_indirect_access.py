@@ -80,6 +80,8 @@ PROGRAMS = {
                                 (torch.randn(4, 50, dtype=torch.float16), torch.randint(0, 50, (4, 40)))),
     "index_select_one_row": lambda: (lambda t, i: torch.index_select(t, 0, i),
                                      (torch.randn(50, 96, dtype=torch.float16), torch.tensor([7]))),
+    "index_select_rows_of_one": lambda: (lambda t, i: torch.index_select(t, 0, i),
+                                         (torch.randn(16, 1), torch.randint(0, 16, (40,)))),
 }
 
 imported = ImportedPrograms(PROGRAMS)
@@ -112,6 +114,13 @@ def test_an_index_of_one_entry_reads_one_row(cores, tmp_path):
     """One index entry is a sparse stick (``scale_`` -2): the gather reads its element 0, not the
     whole stick of 32 entries (which made 32 rows where the output holds one)."""
     compile_and_check("index_select_one_row", cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_a_table_of_one_element_rows_reads_element_0_of_each(cores, tmp_path):
+    """A row of one element is a sparse stick (``scale_`` -2): the gather reads its element 0, not
+    the whole stick (which made 32 columns where the output holds one)."""
+    compile_and_check("index_select_rows_of_one", cores, tmp_path / "out", imported)
 
 
 def test_bert_embeddings_of_word_position_and_token_type_match_eager(tmp_path):
