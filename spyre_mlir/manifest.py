@@ -44,6 +44,11 @@ ids, masks, rotary tables): the host tensor, row-major, little-endian, in the
 argument's dtype (bfloat16 as its 16 bits), exactly ``prod(shape) x element
 bytes`` long.  The runtime stages it like an input.
 
+An integer ``input`` may carry ``range``: ``[lo, hi]``, the values it may
+take, ``lo <= v < hi``.  The program computed at compile time what it derives
+from that input, for each of these values (a decode step's position: its
+attention mask and rotary tables); the runtime refuses any other value.
+
 A layout may carry ``padded_shape``: the device extent of each host dim when
 some are padded beyond the shape (an output an op writes further than its
 shape, an fp32 result beside fp16 sticks).  The padding holds no host
@@ -102,6 +107,8 @@ class KernelArg:
     written: bool = False
     """A ``buffer`` the program writes in place (a mutated buffer: a KV cache); its bytes are the
     program's state, kept from one execution to the next."""
+    range: tuple[int, int] | None = None
+    """The values ``[lo, hi)`` an integer ``input`` may take (``lo <= v < hi``)."""
 
     @property
     def is_input(self) -> bool:
@@ -158,6 +165,8 @@ class Manifest:
                 out["data"] = a.data
             if a.written:
                 out["written"] = True
+            if a.range is not None:
+                out["range"] = list(a.range)
             return out
 
         return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
@@ -198,6 +207,7 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
     written = "written" in obj
     if written and (obj["written"] is not True or role != "buffer"):
         raise SpyreError("'written' is true on a buffer only", loc=where)
+    value_range = _range(obj, role, where) if "range" in obj else None
     return KernelArg(
         index, role, name, nbytes,
         shape=_ints(_field(obj, "shape", list, where), "shape", where),
@@ -207,7 +217,16 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
                          _field(layout, "data_format", str, where),
                          _ints(layout["padded_shape"], "padded_shape", where) if "padded_shape" in layout
                          else None),
-        fill=fill, data=data, written=written)
+        fill=fill, data=data, written=written, range=value_range)
+
+
+def _range(obj: dict[str, Any], role: str, where: str) -> tuple[int, int]:
+    bounds = _ints(obj["range"], "range", where)
+    integer = obj.get("dtype") in ("int32", "int8")
+    if role != "input" or not integer or len(bounds) != 2 or bounds[0] >= bounds[1]:
+        raise SpyreError(f"'range' must be [lo, hi] with lo < hi on an integer input, got {list(bounds)} on "
+                         f"{obj.get('dtype')} role '{role}'", loc=where)
+    return bounds[0], bounds[1]
 
 
 def _fill(obj: dict[str, Any], where: str) -> float:
@@ -267,13 +286,15 @@ def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: st
                device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
                nbytes: int, fill: float | None = None,
                padded_shape: Sequence[int] | None = None, data: str | None = None,
-               written: bool = False) -> KernelArg:
+               written: bool = False, value_range: Sequence[int] | None = None) -> KernelArg:
     """A tensor kernel argument (everything but the pool); ``fill`` for a constant (or an output
     the runtime initialises), ``data`` for a constant with stored values, ``padded_shape`` for a
-    layout padded beyond ``shape``, ``written`` for a buffer the program writes in place."""
+    layout padded beyond ``shape``, ``written`` for a buffer the program writes in place,
+    ``value_range`` ``[lo, hi)`` for an integer input whose values the program was compiled for."""
     padded = None if padded_shape is None else tuple(padded_shape)
+    bounds = None if value_range is None else (int(value_range[0]), int(value_range[1]))
     return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
-                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data, written)
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data, written, bounds)
 
 
 _FILE_DTYPES = {"float16": np.dtype("<f2"), "bfloat16": np.dtype("<u2"), "float32": np.dtype("<f4"),

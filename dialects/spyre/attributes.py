@@ -360,6 +360,12 @@ for floats (exact for every float type: xDSL 0.74 prints bf16 elements wrongly),
 indices.  Lowering carries it to the kernel argument; the writer stores it in a file."""
 
 
+RANGE_ATTR = "spyre.range"
+"""The argument attribute ``array<i64: 0, N>`` of an integer input: it takes the values ``[0, N)``
+(the import tabulated what the program computes from it over them).  Lowering carries it to the
+kernel argument (the manifest's ``range``); the runtime refuses a value outside."""
+
+
 def target_config(module: ModuleOp) -> SpyreConfig:
     """The machine config of ``module``'s ``#spyre.target``; without one, the default (32 cores, LX fraction 0.2)."""
     target = module.attributes.get(TARGET_ATTR)

@@ -104,6 +104,7 @@ from xdsl.rewriter import InsertPoint
 
 from spyre_mlir.analysis.cost import PREDICTED_ATTR, OpCost, lower_bound_ns, price
 from spyre_mlir.analysis.kernel_args import (
+    argument_range,
     argument_role_and_name,
     check_kernel_names,
     argument_types,
@@ -152,6 +153,8 @@ class KernelArgInfo:
     """The host values of a ``constant`` argument the import computed (its ``spyre.value``)."""
     written: bool = False
     """A ``buffer`` the program writes in place (a result updates it, ``spyre.updates``)."""
+    value_range: tuple[int, int] | None = None
+    """The values ``[lo, hi)`` an integer input takes (its ``spyre.range``)."""
 
     def to_attr(self, index: int) -> DictionaryAttr:
         entries: dict[str, Attribute] = {"index": IntegerAttr(index, i64), "role": StringAttr(self.role),
@@ -172,6 +175,8 @@ class KernelArgInfo:
             entries["value"] = self.value
         if self.written:
             entries["written"] = UnitAttr()
+        if self.value_range is not None:
+            entries["range"] = ArrayAttr(IntegerAttr(v, i64) for v in self.value_range)
         return DictionaryAttr(entries)
 
 
@@ -258,7 +263,7 @@ def _argument_infos(source: func.FuncOp) -> list[KernelArgInfo]:
         layout = tensor_layout(arg_type)
         role, name = argument_role_and_name(source, i)
         args.append(KernelArgInfo(role, name, layout.nbytes, layout, value=_constant_value(source, i, role),
-                                  written=i in written))
+                                  written=i in written, value_range=argument_range(source, i)))
     return args
 
 

@@ -15,10 +15,11 @@ HBM pool follow, in the order spyre-lower-to-bundle lists them.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerType, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
-from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.diagnostics import SpyreError, describe_argument
+from spyre_mlir.dialects.spyre import RANGE_ATTR
 from spyre_mlir.manifest import ARGUMENT_ROLES
 
 
@@ -126,6 +127,25 @@ def argument_role_and_name(body: func.FuncOp, index: int) -> tuple[str, str]:
     ``input``; ``spyre.name``, default ``arg<index>``)."""
     return (_string_attr(body.arg_attrs, index, "spyre.role") or "input",
             _string_attr(body.arg_attrs, index, "spyre.name") or f"arg{index}")
+
+
+def argument_range(body: func.FuncOp, index: int) -> tuple[int, int] | None:
+    """The values ``[lo, hi)`` input argument ``index`` takes (its ``spyre.range``), None when it has
+    none; a ``spyre.range`` that is not ``array<i64: lo, hi>`` with ``lo < hi`` on an integer
+    input is an error."""
+    attrs = body.arg_attrs
+    value = attrs.data[index].data.get(RANGE_ATTR) if attrs is not None and index < len(attrs.data) else None
+    if value is None:
+        return None
+    arg = body.body.block.args[index]
+    values = value.get_values() if isinstance(value, DenseArrayBase) else ()
+    role, _ = argument_role_and_name(body, index)
+    integer = isinstance(arg.type, TensorType) and isinstance(arg.type.get_element_type(), IntegerType)
+    if len(values) != 2 or not all(isinstance(v, int) for v in values) or values[0] >= values[1] \
+            or role != "input" or not integer:
+        raise SpyreError(f"{describe_argument(arg)} has {RANGE_ATTR} = {value}: expected array<i64: lo, hi> "
+                         "with lo < hi on an integer input", op=body)
+    return int(values[0]), int(values[1])
 
 
 def result_name(body: func.FuncOp, index: int) -> str:

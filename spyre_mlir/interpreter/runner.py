@@ -176,7 +176,8 @@ def host_array(arg: KernelArg, value: Any, where: str | None = None) -> np.ndarr
     has no bfloat16; a torch bfloat16 tensor arrives so).  Anything else
     (float64 or float32 for float16, bool, complex, floats for indices) is one
     :class:`SpyreError` at ``where`` naming the input, its dtype and shape and
-    the expected ones, and what to do.
+    the expected ones, and what to do; so is a value outside the ``range`` of an
+    integer input, naming the value and the range.
     """
     assert arg.shape is not None and arg.dtype is not None
     array = as_numpy(value)
@@ -196,6 +197,13 @@ def host_array(arg: KernelArg, value: Any, where: str | None = None) -> np.ndarr
         if array.size and (array.min() < limits.min or array.max() > limits.max):
             bad = array.min() if array.min() < limits.min else array.max()
             raise refuse(f"value {int(bad)} does not fit in {arg.dtype} (the program stages this input as {arg.dtype})")
+        if arg.range is not None and array.size:
+            lo, hi = arg.range
+            bad = array.min() if array.min() < lo else array.max()
+            if not lo <= bad < hi:
+                raise SpyreError(f"input '{arg.name}' is {int(bad)}, outside [{lo}, {hi}), the values the program was "
+                                 f"compiled for (it computed what it derives from '{arg.name}' for each of them)",
+                                 loc=where)
         return array.astype(arg.dtype, copy=False)
     if arg.dtype == "bfloat16" and given in ("bfloat16", "float32"):
         if (array.view(np.uint32) & 0xFFFF).any():

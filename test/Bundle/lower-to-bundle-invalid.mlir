@@ -111,6 +111,26 @@ func.func @main(%a: tensor<64x128xf16> {spyre.role = "weight"}) -> tensor<64x128
 
 // -----
 
+// A range the manifest cannot state (lo < hi) or that no integer input could take is refused
+// when compiling.
+func.func @main(%a: tensor<64x128xf16> {spyre.role = "input", spyre.name = "a", spyre.range = array<i64: 0, 64>})
+    -> tensor<64x128xf16> {
+  %y = spyre.pointwise "exp" (%a) {placement = #spyre.placement<hbm, arg 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 5]]:1: error: function argument 'a' (#0) has spyre.range = array<i64: 0, 64>: expected array<i64: lo, hi> with lo < hi on an integer input
+
+// -----
+
+func.func @main(%pos: tensor<1xi32> {spyre.role = "input", spyre.name = "pos", spyre.range = array<i64: 4, 4>},
+                %t: tensor<4x64xf16> {spyre.role = "parameter", spyre.name = "t"}) -> tensor<1x64xf16> {
+  %y = spyre.pointwise "identity" (%pos, %t) {indirect_dim = 0 : i64, placement = #spyre.placement<hbm, arg 2>} : (tensor<1xi32>, tensor<4x64xf16>) -> tensor<1x64xf16>
+  func.return %y : tensor<1x64xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 5]]:1: error: function argument 'pos' (#0) has spyre.range = array<i64: 4, 4>: expected array<i64: lo, hi> with lo < hi on an integer input
+
+// -----
+
 // The last check (spyre_mlir.codegen.limit_check): every tensor of every SDSC
 // file within the device limits the interpreter checks, measured as it
 // measures them.  Splits no work division would choose: each 512-row tile of

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from spyre_mlir.diagnostics import SpyreError
@@ -55,6 +56,13 @@ def test_a_padded_output_layout_round_trips_and_stages_its_padding():
     (lambda d: d.update(sdsc_files=[1]), "'sdsc_files' must be a list of file names"),
     (lambda d: d.update(backend_lx_fraction=1.0), "'backend_lx_fraction' must be a number with 0 <= f < 1, got 1.0"),
     (lambda d: d.update(backend_lx_fraction="0.2"), "'backend_lx_fraction' must be a number"),
+    (lambda d: d["args"][0].update(range=[0, "64"]), "'range' must be a list of integers"),
+    (lambda d: d["args"][0].update(range=[64, 64], dtype="int32"),
+     r"'range' must be \[lo, hi\] with lo < hi on an integer input, got \[64, 64\] on int32 role 'input'"),
+    (lambda d: d["args"][0].update(range=[0, 64]),
+     r"'range' must be \[lo, hi\] with lo < hi on an integer input, got \[0, 64\] on float16 role 'input'"),
+    (lambda d: d["args"][1].update(range=[0, 64], dtype="int32"),
+     r"'range' must be \[lo, hi\] with lo < hi on an integer input, got \[0, 64\] on int32 role 'output'"),
 ])
 def test_malformed_manifests_are_rejected_with_a_located_message(mutate, message):
     d = json.loads(_manifest().to_json())
@@ -62,6 +70,23 @@ def test_malformed_manifests_are_rejected_with_a_located_message(mutate, message
     with pytest.raises(SpyreError, match=message) as e:
         parse_manifest(json.dumps(d), "out/manifest.json")
     assert e.value.location().startswith("out/manifest.json")
+
+
+def test_an_input_range_round_trips_and_refuses_values_outside_it():
+    """A decode step's position, compiled for the values [0, 64): staging 64 (or -1) is one error
+    naming the input, the value and the range, before anything runs."""
+    from spyre_mlir.interpreter.runner import host_array
+
+    pos = tensor_arg(0, "input", "pos", [1], "int32", [1, 32], [0], "IEEE_INT32", 128, value_range=[0, 64])
+    m = Manifest(args=(pos,), sdsc_files=(), cores=1)
+    assert json.loads(m.to_json())["args"][0]["range"] == [0, 64]
+    assert parse_manifest(m.to_json()) == m and m.inputs[0].range == (0, 64)
+    assert host_array(pos, np.array([63], np.int64)).tolist() == [63]
+    for value in (64, -1):
+        with pytest.raises(SpyreError, match=rf"input 'pos' is {value}, outside \[0, 64\), the values the program "
+                                             "was compiled for") as e:
+            host_array(pos, np.array([value], np.int64), "in.npz")
+        assert e.value.location() == "in.npz"
 
 
 def test_truncated_and_missing_files(tmp_path):
