@@ -1,8 +1,9 @@
 # Values the import computed on the host, as the emitted ops read them (DESIGN
 # §15): a spyre.fill, or a function argument of role `constant` holding the
-# values.  Reads the known values of importer/folding.py; writes fills into the
-# function's block and constant arguments (with their spyre.value) into its
-# signature.
+# values; a value tabulated over an input's range, as a read of its table
+# through the input.  Reads the known values and tables of importer/folding.py;
+# writes fills, gathers and views into the function's block and constant
+# arguments (with their spyre.value) into its signature.
 """Compile-time values as function arguments (:class:`ConstantArguments`)."""
 
 from __future__ import annotations
@@ -25,13 +26,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 
 from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR
-from spyre_mlir.importer.emitter import NodeEmitter, element_type, ident, tensor_type
-from spyre_mlir.importer.folding import KnownValues, splat_value
+from spyre_mlir.importer import views
+from spyre_mlir.importer.emitter import NodeEmitter, element_type, ident, shape_of, tensor_type
+from spyre_mlir.importer.folding import INDEX_OPS, KnownValues, identity_offset, same_rows, splat_value
 from spyre_mlir.importer.locations import node_error, node_loc, op_name
-
-INDEX_CONSUMERS = (torch.ops.aten.embedding.default, torch.ops.aten.index_select.default,
-                   torch.ops.aten.gather.default)
-"""ATen ops that read an integer tensor as indices (int32 on the device)."""
 
 _TORCH_DTYPES = {Float16Type(): torch.float16, BFloat16Type(): torch.bfloat16, Float32Type(): torch.float32,
                  i32: torch.int32}
@@ -63,12 +61,57 @@ class ConstantArguments:
             self.made[key] = self._materialise(node, value, elem)
         return self.made[key]
 
+    def read_table(self, node: torch.fx.Node, consumer: torch.fx.Node, index: SSAValue,
+                   table: torch.Tensor) -> SSAValue:
+        """The value of ``node`` tabulated over the values of the input ``index`` (``table``, its
+        values stacked ``[N, *shape]``) as ``consumer`` reads it, in the element type a known value
+        would take (:meth:`element`):
+
+        * the same in every row: that value, as a known one (:meth:`read`);
+        * an integer read as an index whose row ``v`` is ``v`` (``arange(1) + p``, the row a KV
+          cache is written at): ``index`` itself, viewed to the node's shape;
+        * any other integer read as an index: an error (Spyre has no integer arithmetic for
+          ``v + c``, and an int32 table is not read through an index);
+        * else: a ``constant`` argument holding the rows ``[N, numel]``, read at ``index`` by
+          ``spyre.pointwise "identity" {indirect_dim = 0}`` and viewed to the node's shape.
+        """
+        elem = self.element(table, consumer)
+        key = (node, elem)
+        if key not in self.made:
+            self.made[key] = self._read_table(node, consumer, index, table, elem)
+        return self.made[key]
+
+    def _read_table(self, node: torch.fx.Node, consumer: torch.fx.Node, index: SSAValue, table: torch.Tensor,
+                    elem: Attribute) -> SSAValue:
+        shape = tuple(table.shape[1:])
+        if same_rows(table):
+            return self._materialise(node, table[0], elem)
+        located = node if node.op == "call_function" else consumer
+        loc, _ = node_loc(located)
+        cx = NodeEmitter(located, self.block, loc, None)
+        if elem == i32:
+            offset = identity_offset(table)
+            if offset != 0:
+                what = "a table of its values" if offset is None else \
+                    f"the input {'+' if offset > 0 else '-'} {abs(offset)}"
+                raise node_error(consumer, f"'{op_name(consumer)}' reads '{node.name}' as an index, computed at "
+                                           f"compile time from input '{index.name_hint}' but not the input itself "
+                                           f"({what}): Spyre has no integer arithmetic, and reading an integer "
+                                           "table through an index is not supported")
+            ones = (1,) * len(shape)
+            value = cx.view(index, views.reshape_map(shape_of(index), ones), ones)
+            return cx.view(value, views.expand_map(ones, shape), shape)
+        rows = self._materialise(node, table.reshape(len(table), -1), elem, prefix="table")
+        entry = cx.view(index, views.reshape_map(shape_of(index), (1,)), (1,))
+        read = cx.gather(rows, 0, entry)
+        return cx.view(read, views.reshape_map(shape_of(read), shape), shape)
+
     def element(self, value: torch.Tensor, consumer: torch.fx.Node) -> Attribute:
         """The element type a known tensor takes: its own for a float dtype, int32 for the index of
         an indirect access, else (bool, integers) the float type ``consumer`` computes in."""
         if value.dtype.is_floating_point and element_type(value.dtype) is not None:
             return element_type(value.dtype)
-        if not value.dtype.is_floating_point and consumer.target in INDEX_CONSUMERS:
+        if not value.dtype.is_floating_point and consumer.target in INDEX_OPS:
             return i32
         for candidate in (consumer, *consumer.all_input_nodes):
             val = candidate.meta.get("val")
@@ -79,7 +122,8 @@ class ConstantArguments:
         raise node_error(consumer, f"a compile-time {value.dtype} tensor feeds '{op_name(consumer)}', which "
                                    "computes in no float type (Spyre has float16, bfloat16, float32 and int8)")
 
-    def _materialise(self, node: torch.fx.Node, value: torch.Tensor, elem: Attribute) -> SSAValue:
+    def _materialise(self, node: torch.fx.Node, value: torch.Tensor, elem: Attribute,
+                     prefix: str = "const") -> SSAValue:
         shape = tuple(value.shape)
         host = value.detach().to(_TORCH_DTYPES.get(elem, torch.float32))
         splat = 0.0 if host.numel() == 0 else splat_value(host)  # an empty value holds any value
@@ -94,7 +138,7 @@ class ConstantArguments:
             stored, data = i32, host.contiguous().numpy().tobytes()
         else:
             stored, data = f32, host.to(torch.float32).contiguous().numpy().tobytes()
-        base = f"const_{node.name.lstrip('_')}"
+        base = f"{prefix}_{node.name.lstrip('_')}"
         name = base if all(n is not node for n, _ in self.made) else f"{base}_{len(self.made)}"
         arg = self.block.insert_arg(tensor_type(elem, shape), len(self.block.args))
         arg.name_hint = ident(name)
@@ -105,4 +149,4 @@ class ConstantArguments:
         return arg
 
 
-__all__ = ["ConstantArguments", "INDEX_CONSUMERS"]
+__all__ = ["ConstantArguments"]

@@ -30,6 +30,7 @@ import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
     ModuleOp,
@@ -41,12 +42,12 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from spyre_mlir.analysis.kernel_args import UPDATES_ATTR
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import FillOp, HintAttr
+from spyre_mlir.dialects.spyre import RANGE_ATTR, FillOp, HintAttr
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.emitter import Missing, NodeEmitter, Unsupported, element_type, ident, shape_of, tensor_type
 from spyre_mlir.importer import repair
-from spyre_mlir.importer.folding import KnownValues, known_values, state_buffers
+from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
@@ -131,6 +132,7 @@ class _Importer:
         self.renumber = {old: new for new, old in enumerate(ids, 1)} if renumber_hints else {}
         self.values: dict[torch.fx.Node, Any] = {}
         self.known = KnownValues()
+        self.tabulation = Tabulation()
         self.block = Block()
         self.arg_types: list[Attribute] = []
         self.arg_attrs: list[DictionaryAttr] = []
@@ -170,9 +172,10 @@ class _Importer:
         from spyre_mlir.importer.table import lookup
 
         self.check_data_independent()
+        self.check_ranges()
         found: dict[str, list[torch.fx.Node]] = {}
         for node in self.ep.graph.nodes:
-            if node.op == "call_function" and node not in self.known and lookup(node.target) is None:
+            if node.op == "call_function" and not self._computed(node) and lookup(node.target) is None:
                 found.setdefault(op_name(node), []).append(node)
         if not found:
             return
@@ -186,6 +189,26 @@ class _Importer:
             count = f"{len(nodes)} times" if len(nodes) > 1 else "once"
             parts.append(f"'{name}' ({count}, first at {node_origin(nodes[0])})")
         raise node_error(first, f"unsupported ATen ops: {', '.join(parts)}")
+
+    def check_ranges(self) -> None:
+        """One error where a value computed from a single-element integer input alone cannot be
+        tabulated over the input's values: where the device reads it and the input indexes nothing
+        (its range is unknown), or where the input indexes a tensor but no value is valid."""
+        for p, why in self.tabulation.invalid.items():
+            raise node_error(p, f"input '{p.name}' indexes a tensor, but the program is not valid for the value 0 "
+                                f"({why}): its range of values [0, N) is empty")
+        for node, p in self.tabulation.unbounded.items():
+            if any(user not in self.tabulation.unbounded and not self._computed(user) for user in node.users):
+                raise node_error(node, f"the values of '{op_name(node)}' depend on input '{p.name}', an integer "
+                                       "whose range is unknown: Spyre computes such values at compile time for every "
+                                       "value of the input, which needs its range; it is known when the input (or a "
+                                       "value computed from it) indexes a tensor (index_select, embedding, gather, "
+                                       "index, index_put, index_copy)")
+
+    def _computed(self, node: torch.fx.Node) -> bool:
+        """Whether the import computes ``node`` on the host (known or tabulated) instead of
+        emitting it."""
+        return node in self.known or node in self.tabulation
 
     def check_data_independent(self) -> None:
         """One error at the first node whose result's size (or a Python scalar) depends on the
@@ -213,6 +236,7 @@ class _Importer:
         sig = ep.graph_signature
         examples = self._example_tensors()
         self.known = known_values(ep, examples)
+        self.tabulation = tabulate(ep, self.known)
         self.constants = ConstantArguments(self.block, self.arg_types, self.arg_attrs, self.known)
         self.check_supported()
         placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
@@ -250,6 +274,8 @@ class _Importer:
             dims = self._dims_for(index, spec, shape, examples.get(spec.arg.name))
             if dims is not None:
                 attrs["spyre.dims"] = _names_attr(dims)
+            if node in self.tabulation.domains:
+                attrs[RANGE_ATTR] = DenseArrayBase.from_list(i64, [0, self.tabulation.domains[node]])
             arg_attrs.append(DictionaryAttr(attrs))
             arguments.append(node)
 
@@ -262,7 +288,7 @@ class _Importer:
         # 2. nodes
         output_node = None
         for node in ep.graph.nodes:
-            if node.op == "placeholder" or node in self.known:
+            if node.op == "placeholder" or self._computed(node):
                 continue
             if node.op == "output":
                 output_node = node
@@ -310,7 +336,7 @@ class _Importer:
         that became a ``spyre.fill`` of its own: that is the op, not a fold."""
         fills = {node for (node, _), v in self.constants.made.items()
                  if isinstance(v.owner, FillOp) and not node.all_input_nodes}
-        return self.known.evaluated - len(fills)
+        return self.known.evaluated + self.tabulation.evaluated - len(fills)
 
     def _static_shape(self, node: torch.fx.Node, val: torch.Tensor) -> tuple[int, ...]:
         shape = []
@@ -346,6 +372,12 @@ class _Importer:
         self.values[node] = result
 
     def _value(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
+        if node in self.tabulation.tables:
+            p = self.tabulation.input_of(node)
+            return self.constants.read_table(node, consumer, self.values[p], self.tabulation.tables[node])
+        if node in self.tabulation:
+            raise Unsupported(f"'{node.name}' is computed from input '{self.tabulation.input_of(node).name}' but "
+                              "its value is not a tensor")
         if node not in self.values and node in self.known:
             return self.constants.read(node, consumer)
         v = self.values[node]
@@ -355,12 +387,13 @@ class _Importer:
 
     # 4. values known at compile time --------------------------------------------------
     def _is_argument(self, node: torch.fx.Node) -> bool:
-        """A placeholder is a function argument unless it is known and only known nodes read it, or
-        it is known and its dtype is not a device dtype (it is then a constant where it is read)."""
+        """A placeholder is a function argument unless it is known and only nodes computed on the host
+        read it, or it is known and its dtype is not a device dtype (it is then a constant where it is
+        read)."""
         if node not in self.known:
             return True
         val = node.meta.get("val")
-        read = any(user not in self.known for user in node.users)
+        read = any(not self._computed(user) for user in node.users)
         return read and isinstance(val, torch.Tensor) and element_type(val.dtype) is not None
 
 
