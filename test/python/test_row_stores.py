@@ -72,11 +72,18 @@ def test_state_starts_from_the_program_and_reset_restages_it():
     assert cache[:, :, [2, 5]].sum() == 0 and (cache[:, :, 7] == 2).all()
 
 
-def test_a_position_outside_the_cache_is_an_error():
+def test_a_position_outside_the_cache_is_an_error_before_anything_is_written():
+    """The position indexes the cache's 16 rows, so the program takes positions in [0, 16): 16
+    is refused when it is staged, and the cache keeps what the last step left."""
     model, example = row_stores.build_index_copy()
     program = spyre_mlir.compile(model, example, cores=4)
-    with pytest.raises(SpyreError, match="index 16 on core 0 is outside the 16 rows"):
+    program.run(example[0], torch.tensor([5]))
+    before = program.state()["b_keys"].copy()
+    with pytest.raises(SpyreError, match=r"input 'position' is 16, outside \[0, 16\)"):
         program.run(example[0], torch.tensor([16]))
+    program.run(torch.zeros_like(example[0]), torch.tensor([6]))
+    after = program.state()["b_keys"]
+    np.testing.assert_array_equal(np.delete(after, 6, axis=2), np.delete(before, 6, axis=2))
 
 
 def test_the_first_execution_needs_the_buffer_and_later_ones_keep_it(tmp_path):
