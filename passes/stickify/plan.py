@@ -1,0 +1,175 @@
+# The plan of spyre-stickify: the layout decided for each materialised value,
+# and what it implies for an op's tensors (padding, followers of a driver).
+# Reads shapes, element types, layouts of types and each compute op's reads of
+# storage through views; writes no IR.
+"""Stick decisions and the facts read off them.
+
+:class:`Plan` holds one layout per decided materialised value.  From it follow
+the iteration dims an op pads to whole sticks (:func:`padded_dims`), the tensors
+that lack that padding (:func:`missing_padding`) and the dims that could carry a
+required driver (:func:`followers`).  The layout of a view and the stick dims an
+assembly's buffer may take are fixed by the plan of their storage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import BlockArgument, SSAValue
+
+from spyre_mlir.analysis.assembly import Assembly, assembly_filled_by, assembly_of
+from spyre_mlir.analysis.views import Read, map_coords, op_reads
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import (
+    ComputeOp,
+    FillOp,
+    LayoutAttr,
+    ViewOp,
+    element_dtype,
+    layout_attr,
+    tensor_layout,
+)
+from spyre_mlir.hardware import element_bytes, round_up
+from spyre_mlir.layout import StickLayout, stick_layout
+from spyre_mlir.passes.stickify.drivers import (
+    BROADCAST,
+    dim_order,
+    dims_driven_by,
+    driven_stick,
+    splits_stick,
+    stick_driver,
+)
+
+
+def value_shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def value_layout(value: SSAValue, stick: int | None, padded: Sequence[int] | None = None) -> StickLayout:
+    assert isinstance(value.type, TensorType)
+    dtype = element_dtype(value.type.get_element_type())
+    shape = value_shape(value)
+    return stick_layout(shape, dtype, dim_order(len(shape), stick), padded_shape=padded)
+
+
+def host_bytes(value: SSAValue) -> int:
+    """Bytes of ``value``'s elements: what a restickify of it copies, padding aside."""
+    assert isinstance(value.type, TensorType)
+    return math.prod(value_shape(value)) * element_bytes(element_dtype(value.type.get_element_type()))
+
+
+def with_layout(value: SSAValue, layout: StickLayout) -> TensorType:
+    assert isinstance(value.type, TensorType)
+    return TensorType(value.type.get_element_type(), value.type.get_shape(), layout_attr(layout))
+
+
+@dataclass
+class Plan:
+    """Stick decisions: the layout of every decided materialised value."""
+
+    layouts: dict[SSAValue, StickLayout] = field(default_factory=dict)
+    fixed: set[SSAValue] = field(default_factory=set)
+    """Values whose layout comes from their type (arguments, restickify results, earlier runs)."""
+
+    def stick(self, value: SSAValue) -> int | None:
+        return self.layouts[value].stick_dim
+
+    def driver(self, read: Read) -> int | None:
+        """The iteration dim driving ``read``'s storage stick coordinate."""
+        stick = self.stick(read.storage)
+        return BROADCAST if stick is None else stick_driver(read.coords[stick])
+
+    def fix(self, value: SSAValue, layout: StickLayout) -> None:
+        self.layouts[value] = layout
+        self.fixed.add(value)
+
+
+def check_storage(op: ComputeOp, index: int, storage: SSAValue) -> None:
+    """One located error unless operand ``index`` of ``op`` reads storage this pass lays out or
+    finds laid out: a block argument, a compute or fill result, a concatenation buffer, or a
+    value whose type has a layout already.  (A tile of spyre-coarse-tile, a slice with no
+    layout, reaches this pass only when a tiled program is fed to the pipeline again.)"""
+    owner = storage.owner
+    if isinstance(storage, BlockArgument) or isinstance(owner, ComputeOp | FillOp):
+        return
+    if isinstance(owner, tensor.InsertSliceOp) and assembly_filled_by(owner) is not None:
+        return
+    if isinstance(owner, tensor.EmptyOp) and assembly_of(owner) is not None:
+        return
+    if isinstance(storage.type, TensorType) and isinstance(storage.type.encoding, LayoutAttr):
+        return
+    raise SpyreError(f"operand #{index} of '{op.name}' is a '{owner.name}' result without a layout: "
+                     "spyre-stickify lays out programs before spyre-coarse-tile tiles them", op=op)
+
+
+def followers(plan: Plan, op: ComputeOp, index: int, read: Read, required: int) -> tuple[list[int], list[int]]:
+    """The dims of operand ``index``'s storage, and of the view ``op`` reads, that ``required``
+    drives: where a restickify of the storage, or a copy of the view, could put the stick."""
+    eps = plan.layouts[read.storage].elems_per_stick
+    storage_dims = [j for j in dims_driven_by(read.coords, required) if not splits_stick(read.coords[j], eps)]
+    space = list(op.get_iteration_space())
+    return storage_dims, dims_driven_by(map_coords(op.get_indexing_maps()[index], space), required)
+
+
+def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLayout]]:
+    """``(tensor index, read, padded layout)`` for each tensor of ``op`` (operands, then the
+    result) whose layout does not reach as far as the op steps along a padded iteration dim.
+
+    An iteration dim that drives a tensor's stick (and spans more than one element) is
+    padded to whole sticks of the widest such tensor (SDSC ``N_``), so every tensor that
+    steps along it is read (or written) that far too: off its stick (a [2, 192] sum over
+    its stick into a [2] result iterates 64 rows of its input; a matmul B operand's K
+    rows), and on its stick when its sticks hold fewer elements (an fp16 -> fp32 cast of
+    96 columns iterates 128: four fp32 sticks, not three).
+    """
+    _, reads, result = op_reads(op)
+    tensors = [*reads, Read(op.result, tuple(result), ())]
+    padded = padded_dims(plan, op)
+    needs = []
+    for index, read in enumerate(tensors):
+        layout = plan.layouts[read.storage]
+        extents = list(layout.padded_host_shape)
+        for j, coord in enumerate(read.coords):
+            driver = stick_driver(coord)
+            reach = extents[j] if j != layout.stick_dim else round_up(extents[j], layout.elems_per_stick)
+            if driver in padded and padded[driver] + coord.const > reach:
+                extents[j] = padded[driver] + coord.const
+        if extents != list(layout.padded_host_shape):
+            needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
+                                                    padded_shape=extents)))
+    return needs
+
+
+def padded_dims(plan: Plan, op: ComputeOp) -> dict[int, int]:
+    """The iteration dims of ``op`` padded to whole sticks (:func:`missing_padding`), with
+    their padded extents."""
+    space, reads, result = op_reads(op)
+    padded: dict[int, int] = {}
+    for read in [*reads, Read(op.result, tuple(result), ())]:
+        driver = plan.driver(read)
+        eps = plan.layouts[read.storage].elems_per_stick
+        if driver not in (None, BROADCAST) and space[driver] > 1 and space[driver] % eps:
+            padded[driver] = max(padded.get(driver, 0), round_up(space[driver], eps))
+    return padded
+
+
+def whole_stick_dims(assembly: Assembly) -> list[int]:
+    """The dims of an assembly's buffer along which every piece starts at a whole number of sticks."""
+    full = assembly.empty.tensor
+    rank = len(value_shape(full))
+    eps = value_layout(full, rank - 1).elems_per_stick
+    return [d for d in range(rank) if all(o[d] % eps == 0 for o in assembly.offsets())]
+
+
+def view_layout(view: ViewOp) -> StickLayout:
+    """A view's layout: sticked on the view dim that drives its source's stick coordinate."""
+    space = value_shape(view.result)
+    if not space:
+        return value_layout(view.result, None)
+    coords = map_coords(view.map.data, space)
+    return value_layout(view.result, driven_stick(coords, tensor_layout(view.source.type).stick_dim, len(space)))
