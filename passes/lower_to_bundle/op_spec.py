@@ -372,14 +372,26 @@ class _SpecBuilder:
         return offsets
 
     def back_gap(self, t: _Tensor, sizes: Sequence[int], index: int) -> dict[str, int]:
+        """``backGapCore_``: per label, the elements its storage extent holds beyond the padded
+        size the op iterates (a window of a bigger tensor, a term nested inside the next).
+
+        A term whose padded size exceeds its storage extent (an inner term of ``b * 100 + l``
+        with ``l`` padded to 128: its label would step ``b`` by 128 rows, not 100) is an error.
+        """
         layout = t.access.layout
         gaps, rows = {}, {}
         for h in layout.device_dims[:-1]:
             if h == ABSENT:
                 continue
-            for term in self.host_dim_terms(index, h):
+            terms = self.host_dim_terms(index, h)
+            for term, outer in zip(terms, [*terms[1:], None]):
+                if term.how == "dim" and term.extent < sizes[term.dim]:
+                    steps = "the storage" if outer is None else f"d{outer.dim}"
+                    raise self.error(f"host dim {h} of {self.what(index)} is indexed by "
+                                     f"{self.maps[index].results[h]}: iteration dim d{term.dim} is padded to "
+                                     f"{sizes[term.dim]} elements, more than the {term.extent} {steps} steps over")
                 if term.how == "dim":
-                    gaps[self.labels[term.dim]] = max(term.extent - sizes[term.dim], 0)
+                    gaps[self.labels[term.dim]] = term.extent - sizes[term.dim]
                 elif term.how == "gathered":  # the rows past the one the label reads at a time
                     rows[self.labels[term.dim]] = term.extent - 1
         kept = {label: gaps[label] for label, scale in zip(t.labels, t.scale) if label in gaps and scale == 1}

@@ -238,3 +238,11 @@ func.func @main(%x: tensor<2x64x32xf32>, %pos: tensor<1xi32>, %rows: tensor<2x1x
   func.return %k : tensor<2x64x32xf32>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: a row store writes its destination in place: its destination must be a buffer argument that a result updates (spyre.updates), through row stores only
+// A copy of rows b * 100 + l into a tensor sticked on l iterates l over 128
+// (whole sticks), more than the 100 rows between two values of b: no label
+// can step b by 100 rows then, so the read is refused, not miscounted.
+func.func @main(%x: tensor<400x128xf16>) -> tensor<2x100x128xf16, #spyre.layout<device_size = [128, 2, 2, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">> {
+  %r = spyre.restickify (%x) {iteration_space = array<i64: 2, 100, 128>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0 * 100 + d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], placement = #spyre.placement<hbm, arg 1>} : (tensor<400x128xf16>) -> tensor<2x100x128xf16, #spyre.layout<device_size = [128, 2, 2, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
+  func.return %r : tensor<2x100x128xf16, #spyre.layout<device_size = [128, 2, 2, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.restickify' (ReStickifyOpHBM) to SDSC: host dim 0 of operand #0 is indexed by ((d0 * 100) + d1): iteration dim d1 is padded to 128 elements, more than the 100 d0 steps over
