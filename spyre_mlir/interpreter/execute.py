@@ -23,6 +23,8 @@ Broadcast reads (our convention; no reference shows one): an input label with
 (the stick dim) the input holds one element per stick and every position of
 the label reads element 0 of its stick -- the mirror of a reduction's sparse
 output, which writes the value at element 0 and zeros in the rest of the stick.
+An index and a matmul's operands read such a stick the same way (one token id
+sticked on a sequence of one; A sticked on a K of one element).
 Scalar inputs of a pointwise op func (``mul``'s ``y`` in ``x * 2``) and
 parameters (``clip``'s ``min``) come from ``constantInfo_`` entries of that
 ``name_``; the tensors of ``inputLabeledDs`` supply the other inputs in order.
@@ -183,16 +185,23 @@ class SdscKernel:
         stick) only element 0 of the stick is read.
         """
         scale = g.tensor.scale
-        values = values[(slice(None), *(slice(0, 1) if scale[label] == SCALE_STICK_REDUCED else slice(None)
-                                        for label in g.dims))]
+        values = _stick_elements(g, values)
         return values.reshape([len(values)] + [g.core_extent[label] if label in g.dims and scale[label] == SCALE_KEPT
                                                else 1 for label in self.spec.labels])
+
+    def _over_stick(self, g: Geometry, values: np.ndarray) -> np.ndarray:
+        """``values`` (a leading core axis, then ``g``'s dims) with element 0 of a stick of ``scale_``
+        -2 at every position of its label (a matmul's A sticked on a K of one element)."""
+        shape = [len(values), *(self.spec.core_sizes[label] if g.tensor.scale[label] == SCALE_STICK_REDUCED
+                                else n for label, n in zip(g.dims, values.shape[1:]))]
+        return np.broadcast_to(_stick_elements(g, values), shape)
 
     def _matmul(self, geometries: list[Geometry], inputs: list[np.ndarray]) -> np.ndarray:
         """Both operands' cores in one contraction; an operand every core shares has no core axis.
 
         An output label neither operand has (M = 1: a constant row coordinate has no label)
         does not change the product: the result is the same along it."""
+        inputs = [self._over_stick(g, x) for g, x in zip(geometries, inputs)]
         dims = [((_CORE_AXIS,) if len(x) > 1 else ()) + g.dims for g, x in zip(geometries, inputs)]
         operands = [x if len(x) > 1 else x[0] for x in inputs]
         per_core = any(len(x) > 1 for x in inputs)
@@ -418,6 +427,13 @@ def _cohorts(spec: SdscSpec, reduced: tuple[str, ...]) -> tuple[tuple[int, ...],
         key = tuple(v for label, v in spec.slices[core].items() if label not in reduced)
         groups.setdefault(key, []).append(i)
     return tuple(tuple(group) for group in groups.values())
+
+
+def _stick_elements(g: Geometry, values: np.ndarray) -> np.ndarray:
+    """``values`` (a leading core axis, then ``g``'s dims) with only element 0 of each stick of
+    ``scale_`` -2 (the one element such a stick holds)."""
+    return values[(slice(None), *(slice(0, 1) if g.tensor.scale[label] == SCALE_STICK_REDUCED else slice(None)
+                                  for label in g.dims))]
 
 
 def _contract(a: np.ndarray, a_dims: Sequence[str], b: np.ndarray, b_dims: Sequence[str],

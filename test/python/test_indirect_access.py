@@ -70,6 +70,7 @@ PROGRAMS = {
     "embedding_1x64_fp16_128": _embedding(1000, 128, torch.float16, (1, 64)),
     "embedding_2x100_fp32_96": _embedding(1000, 96, torch.float32, (2, 100)),
     "embedding_2x100_fp16_96": _embedding(1000, 96, torch.float16, (2, 100)),
+    "embedding_1x1_fp32_64": _embedding(100, 64, torch.float32, (1, 1)),
     "embedding_projection": lambda: (EmbeddingProjection(), (torch.randint(0, 500, (1, 64)),)),
     "bert_embeddings": lambda: (BertEmbeddings(), (torch.randint(0, 500, (1, 100)),)),
     "index_select_rows": lambda: (lambda t, i: torch.index_select(t, 0, i),
@@ -96,6 +97,13 @@ def _schema(monkeypatch):
 @pytest.mark.parametrize("cores", [1, 4, 32])
 def test_token_embedding_of_int64_ids_matches_eager(name, cores, tmp_path):
     compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_the_embedding_of_one_token_matches_eager(cores, tmp_path):
+    """One id sticked on a sequence of one: its stick holds one entry, which the gather reads
+    once, not a stick's worth of entries."""
+    compile_and_check("embedding_1x1_fp32_64", cores, tmp_path / "out", imported)
 
 
 @pytest.mark.parametrize("cores", [1, 4, 32])

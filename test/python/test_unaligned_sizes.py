@@ -165,6 +165,8 @@ PROGRAMS = {
     "gqa_100_fp32": grouped_attention(100, torch.float32),
     "gqa_160_fp16": grouped_attention(160, torch.float16),
     "gqa_100_fp16": grouped_attention(100, torch.float16),
+    "gqa_1_fp32": grouped_attention(1, torch.float32),
+    "gqa_1_fp16": grouped_attention(1, torch.float16),
     "shifted_scores_100": grouped_attention(100, torch.float16, ShiftedScores, mask=False),
     "causal_100_fp16": causal_attention(100, torch.float16),
     "causal_100_fp32": causal_attention(100, torch.float32),
@@ -182,6 +184,13 @@ imported = ImportedPrograms(PROGRAMS)
     ("gqa_96_fp16", 4), ("gqa_100_fp32", 1), ("gqa_160_fp16", 32), ("gqa_100_fp16", 32),
 ])
 def test_grouped_query_attention_at_a_length_of_partial_sticks_matches_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("name, cores", [("gqa_1_fp32", 1), ("gqa_1_fp32", 4), ("gqa_1_fp16", 32)])
+def test_grouped_query_attention_over_one_key_matches_eager(name, cores, tmp_path):
+    """A sequence of one: the probabilities, a matmul's A, are sticked on a K of one element,
+    one element per stick, which the product reads once."""
     compile_and_check(name, cores, tmp_path / "out", imported)
 
 
