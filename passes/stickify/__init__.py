@@ -13,10 +13,11 @@
 #   among them) and of views that need padding spyre-fold-views would copy
 #   (spyre-stage-layouts then stages parameters in their restickify's layout).
 # The pass and its driver are here; beside them: drivers.py (stick drivers of
-#   coordinates, what fits), plan.py (the layout decided per value and what
-#   follows from it: padding, followers), rules.py (op stick rules), choice.py
-#   (step 2: choosing a value's stick dim), copies.py (step 3: restickifies and
-#   view copies of operands, padding).
+#   coordinates, what fits), nests.py (dims read at a row-major nest of
+#   iteration dims, unflattened), plan.py (the layout decided per value and
+#   what follows from it: padding, followers), rules.py (op stick rules),
+#   choice.py (step 2: choosing a value's stick dim), copies.py (step 3:
+#   restickifies and view copies of operands, padding).
 """Stick-dim selection and restickify insertion.
 
 Model.  Materialised values (function arguments, compute-op and fill results,
@@ -86,6 +87,12 @@ Decisions, greedily in program order:
    layout sticked on a storage dim with the required driver, placed right after
    the storage's definition and shared by every reader that needs the same
    layout; the operand's view chain is re-created on the restickified value.
+   A storage dim the view reads at a row-major nest whose innermost term has
+   the driver (the rows ``b * 100 + l`` of a [B * L, H * D] projection read
+   as [B, H, L, D]: the padding of ``l`` to whole sticks would reach the next
+   batch) is unflattened first: a copy of the storage that keeps its stick
+   and has one dim per term, restickified onto the innermost one, which is
+   padded per value of the outer ones (``nests.py``).
    When no storage dim has that driver (a view that mixes dims across the
    stick), or spyre-fold-views would copy the view of the restickified storage
    anyway (a dim read through a division), the view itself is copied once
@@ -94,8 +101,11 @@ Decisions, greedily in program order:
    stick would be driven by a dim it pads to whole sticks and that shares a
    coordinate with another (``h * 32 + d``: the padding would reach the next
    head) reads instead a restickify of its storage sticked on another dim (the
-   sequence dim), and writes a tensor sticked on another dim that a second
-   restickify sticks as the op needs.  A restickify
+   sequence dim), or of its storage unflattened along a nest (batched rows),
+   or, for a sequence of one token, sticked on a dim of one element (one
+   element per stick); and it writes a tensor sticked on another dim (one of
+   one element if need be) that a second restickify sticks as the op needs.
+   A restickify
    of a compute result takes its dim names and the hints its producer and
    reader share, so spyre-coarse-tile tiles it with their group.
    Then each tensor of the op that steps along an iteration dim the op pads

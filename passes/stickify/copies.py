@@ -1,13 +1,14 @@
 # Step 3 of spyre-stickify: the copies an op's operands need.  Reads the plan
 # and each compute op's reads of storage through views; writes `spyre.restickify`
-# ops (of a storage to another stick dim or padding, shared by the readers that
-# need the same layout; copies of views, with explicit maps) and re-creates the
-# view chains readers read them through.
+# ops (of a storage to another stick dim or padding, or unflattened along a
+# nested dim, shared by the readers that need the same layout; copies of views,
+# with explicit maps) and re-creates the view chains readers read them through.
 """Restickifies and view copies (step 3 of :mod:`spyre_mlir.passes.stickify`).
 
 A :class:`Copier` gives an operand that does not fit its op's rule a
-``spyre.restickify`` of its storage, or a copy of its view, pads what an op
-steps along past a layout's reach, and copies returned views that need padding.
+``spyre.restickify`` of its storage (unflattened first where the view reads a
+dim at a row-major nest), or a copy of its view, pads what an op steps along
+past a layout's reach, and copies returned views that need padding.
 """
 
 from __future__ import annotations
@@ -16,24 +17,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.analysis.linear import Linear
 from spyre_mlir.analysis.names import dims_attr, result_dim_names
 from spyre_mlir.analysis.views import (
+    Dim,
     Read,
+    atoms,
     copy_reason,
     dim,
     materialise_view,
     op_reads,
     read_through_views,
     shared_hints,
+    to_map,
 )
 from spyre_mlir.diagnostics import SpyreError, emit_warning
-from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp
-from spyre_mlir.layout import StickLayout
-from spyre_mlir.passes.stickify.drivers import BROADCAST, driven_stick, nested_dims, splits_stick, stick_driver
+from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, layout_attr
+from spyre_mlir.hardware import round_up
+from spyre_mlir.layout import StickLayout, stick_layout
+from spyre_mlir.passes.stickify.drivers import (
+    BROADCAST,
+    dim_order,
+    dims_driven_by,
+    driven_stick,
+    nested_dims,
+    splits_stick,
+    stick_driver,
+)
+from spyre_mlir.passes.stickify.nests import Nest, row_major_nest
 from spyre_mlir.passes.stickify.plan import (
     Plan,
     followers,
@@ -67,6 +82,15 @@ def _after_argument_copies(block: Block) -> InsertPoint:
     return InsertPoint.at_start(block) if last is None else InsertPoint.after(last)
 
 
+def _definition_end(value: SSAValue) -> InsertPoint:
+    """Where a copy of ``value`` goes: right after its definition (after the copies of an
+    argument at the start of its block)."""
+    if isinstance(value, BlockArgument):
+        return _after_argument_copies(value.block)
+    assert isinstance(value.owner, Operation)
+    return InsertPoint.after(value.owner)
+
+
 def untangled(copy: ComputeOp, coord: Linear, tangled: set[int], elems_per_stick: int) -> bool:
     """True when a tensor of ``copy`` can be sticked on coordinate ``coord``: its driver is no
     dim of ``tangled`` that the copy pads to whole sticks (the padding would step into the
@@ -79,16 +103,46 @@ def untangled(copy: ComputeOp, coord: Linear, tangled: set[int], elems_per_stick
 
 
 def untangled_stick(copy: ComputeOp, coords: Sequence[Linear], tangled: set[int],
-                    elems_per_stick: int) -> int | None:
+                    elems_per_stick: int, narrow: bool = False) -> int | None:
     """The dim to stick a tensor of ``copy`` on, read or written at ``coords``, when the one
     its reader needs is tangled (:func:`untangled`, a head of 32 in sticks of 64): the
-    innermost one that the copy steps along and that is not (a head's sequence dim).  None
-    when there is none (a flattened tensor of less than a stick): the copy keeps its stick
-    and the lowering reports the read it cannot describe."""
+    innermost one that the copy steps along and that is not (a head's sequence dim); with
+    ``narrow``, one the copy does not step along (a sequence of one token: one element per
+    stick) when there is no other.  None when there is none."""
     space = copy.get_iteration_space()
     others = [j for j, c in enumerate(coords) if (d := stick_driver(c)) not in (None, BROADCAST)
-              and space[d] > 1 and untangled(copy, c, tangled, elems_per_stick)]
-    return others[-1] if others else None
+              and (narrow or space[d] > 1) and untangled(copy, c, tangled, elems_per_stick)]
+    wide = [j for j in others if space[stick_driver(coords[j])] > 1]
+    return (wide or others or [None])[-1]
+
+
+def one_element_dim(source: Read, layout: StickLayout) -> int | None:
+    """The innermost dim of one element (a sequence of one token) of the storage a copy reads
+    (sticked per ``layout``, on another dim) at a constant or along one iteration dim.  Sticked
+    on it, the storage holds one element per stick, and the dims the copy reads tangled are no
+    stick's."""
+    dims = [j for j, c in enumerate(source.coords) if j != layout.stick_dim and layout.host_shape[j] == 1
+            and all(isinstance(a, Dim) for a in atoms(c)) and len(c.terms) <= 1]
+    return dims[-1] if dims else None
+
+
+def untangling_nest(copy: ComputeOp, source: Read, written: Sequence[Linear], layout: StickLayout) -> Nest | None:
+    """A nest (:func:`row_major_nest`) of a dim of the storage ``copy`` reads (sticked per
+    ``layout``, on another dim) whose innermost term, once the dim is unflattened, is untangled
+    (:func:`untangled`) and steps along more than one element: the innermost such."""
+    space = copy.get_iteration_space()
+    for j in reversed(range(len(source.coords))):
+        if j == layout.stick_dim:
+            continue
+        nest = row_major_nest(source.coords, j, layout.host_shape[j], space)
+        if nest is None:
+            continue
+        coords = nest.unflatten(source.coords)
+        inner = coords[nest.inner]
+        tangled = nested_dims([*coords, *written])
+        if space[stick_driver(inner)] > 1 and untangled(copy, inner, tangled, layout.elems_per_stick):
+            return nest
+    return None
 
 
 @dataclass
@@ -101,6 +155,8 @@ class Copier:
     """Restickifies and view copies inserted, in order."""
     shared: dict[tuple[SSAValue, StickLayout], SSAValue] = field(default_factory=dict)
     """The restickify of each storage to each layout, shared by its readers."""
+    unflats: dict[tuple[SSAValue, int, tuple[int, ...]], SSAValue] = field(default_factory=dict)
+    """Each storage unflattened along a dim into factors (:meth:`unflattened`), shared by its readers."""
 
     def restickified(self, storage: SSAValue, layout: StickLayout, reader: ComputeOp) -> SSAValue:
         """``storage`` in ``layout``: one restickify right after its definition, shared by all readers.
@@ -114,13 +170,42 @@ class Copier:
             op.location = reader.location
             _inherit_scope(op, storage, reader)
             layout = self.settle_copy(op, layout)
-            source = op.inputs[0]
-            where = _after_argument_copies(source.block) if isinstance(source, BlockArgument) \
-                else InsertPoint.after(source.owner)
-            self.rewriter.insert_op(op, where)
+            self.rewriter.insert_op(op, _definition_end(op.inputs[0]))
             self.restickifies.append(op)
             self.shared[key] = op.result
         return self.shared[key]
+
+    def unflattened(self, storage: SSAValue, nest: Nest, reader: ComputeOp) -> SSAValue:
+        """``storage`` with its dim ``nest.dim`` unflattened into ``nest.factors``, sticked on the
+        innermost of them, which is padded to whole sticks; shared by all readers.
+
+        A copy keeps the storage's stick (``nest.dim`` is not it) and drives no stick with a
+        term of the nest, so it pads none and writes each row where the nest reads it; a
+        restickify of the copy onto the innermost factor then pads that factor per value of the
+        outer ones (rows ``b * 100 + l`` become 2 x 128 rows sticked on ``l``).
+        """
+        key = (storage, nest.dim, nest.factors)
+        if key not in self.unflats:
+            layout = self.plan.layouts[storage]
+            assert layout.stick_dim is not None and layout.stick_dim != nest.dim
+            shape = nest.shape(value_shape(storage))
+            stick = layout.stick_dim + (len(nest.factors) - 1 if layout.stick_dim > nest.dim else 0)
+            padded = [*shape]
+            padded[nest.inner] = round_up(shape[nest.inner], layout.elems_per_stick)
+
+            def sticked(s: int) -> StickLayout:
+                return stick_layout(shape, layout.dtype, dim_order(len(shape), s), padded_shape=padded)
+
+            assert isinstance(storage.type, TensorType)
+            copy = RestickifyOp(storage, TensorType(storage.type.get_element_type(), shape, layout_attr(sticked(stick))))
+            copy.set_indexing(shape, [to_map(nest.flat(len(layout.host_shape)), len(shape)),
+                                      to_map([dim(i) for i in range(len(shape))], len(shape))])
+            copy.location = reader.location
+            self.rewriter.insert_op(copy, _definition_end(storage))
+            self.settle_copy(copy, sticked(stick))
+            self.restickifies.append(copy)
+            self.unflats[key] = self.restickified(copy.result, sticked(nest.inner), reader)
+        return self.unflats[key]
 
     def settle_copy(self, copy: RestickifyOp, layout: StickLayout) -> StickLayout:
         """Fix the layout of a restickify's result: ``layout``, padded where the copy iterates
@@ -146,16 +231,19 @@ class Copier:
     def fix_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> None:
         """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``.
 
-        The view is copied when no storage dim follows ``required``, or when spyre-fold-views would
-        copy the view of the restickified storage too (:func:`copy_reason`): one copy, not two.
+        When no storage dim follows ``required`` but the view reads one at a row-major nest whose
+        innermost term it is (rows ``b * 100 + l``), the op reads the storage unflattened there
+        (:meth:`unflatten_operand`).  The view is copied when no storage dim follows ``required``
+        otherwise, or when spyre-fold-views would copy the view of the restickified storage too
+        (:func:`copy_reason`): one copy, not two.
         A copy never reads or writes a stick that one of its dims fills in part while sharing a
         coordinate with another dim (:func:`untangled`: a head of 32 in sticks of 64, read from or
-        merged back into the hidden dim): it then reads a restickify of its storage sticked on
-        another dim, or writes a tensor sticked on another dim that a second restickify sticks as
-        the op needs (:func:`untangled_stick`).
+        merged back into the hidden dim): it then reads its storage sticked otherwise
+        (:meth:`untangle_source`), or writes a tensor sticked on another dim (one of one element
+        if need be: a single token) that a second restickify sticks as the op needs
+        (:func:`untangled_stick`).
         """
         padded = self.plan.layouts[read.storage].padded_shape
-        eps = self.plan.layouts[read.storage].elems_per_stick
         storage_dims, view_dims = followers(self.plan, op, index, read, required)
         operand = op.operands[index]
         why = f"that no stick dim of its storage {list(value_shape(read.storage))} can serve"
@@ -167,21 +255,19 @@ class Copier:
                 self.reread(op, index, read, self.restickified(read.storage, layout, op))
                 return
             why = refolded  # spyre-fold-views would copy the view of the restickified storage too
+        elif self.unflatten_operand(op, index, read, required):
+            return
         if not read.views or not view_dims:
             raise SpyreError(f"operand #{index} cannot be sticked on iteration dim {required}: no dim of "
                              f"its storage {list(value_shape(read.storage))} follows it", op=op)
         layout = value_layout(operand, view_dims[0])
         emit_warning(f"operand #{index} is a view {why}; it is copied by spyre.restickify", op=op)
-        copy = materialise_view(self.rewriter, operand, op)
+        copy = self.untangle_source(op, index, read, materialise_view(self.rewriter, operand, op))
         _, (source,), written = op_reads(copy)
         tangled = nested_dims([*source.coords, *written])
-        stick = self.plan.stick(source.storage)
-        if stick is not None and not untangled(copy, source.coords[stick], tangled, eps) \
-                and (other := untangled_stick(copy, source.coords, tangled, eps)) is not None:
-            self.reread(copy, 0, source, self.restickified(source.storage, value_layout(source.storage, other, padded), op))
         self.restickifies.append(copy)
         if not untangled(copy, written[view_dims[0]], tangled, layout.elems_per_stick) \
-                and (other := untangled_stick(copy, written, tangled, layout.elems_per_stick)) is not None:
+                and (other := untangled_stick(copy, written, tangled, layout.elems_per_stick, narrow=True)) is not None:
             self.plan.layouts[copy.result] = value_layout(operand, other)
             op.operands[index] = self.restickified(copy.result, layout, op)  # pads the copy as it reads it
             staged = self.plan.layouts.pop(copy.result)
@@ -191,6 +277,59 @@ class Copier:
         self.rewriter.replace_value_with_new_type(copy.result, with_layout(operand, layout))
         self.settle_copy(copy, layout)
         op.operands[index] = copy.result
+
+    def untangle_source(self, op: ComputeOp, index: int, read: Read, copy: RestickifyOp) -> RestickifyOp:
+        """Make ``copy``, of operand ``index``'s view, read its storage at an untangled stick
+        (:func:`untangled`): a restickify of the storage onto another dim the copy steps along
+        untangled (:func:`untangled_stick`); else the storage unflattened along a nest whose
+        innermost term is untangled then (:func:`untangling_nest`, rows ``b * 100 + l``); else a
+        restickify onto a dim of one element (:func:`one_element_dim`, one token), of which the
+        view is copied again (a storage stick it reads at a constant gets a label).  Returns the
+        copy, which keeps its tangled read when none of these exists."""
+        padded = self.plan.layouts[read.storage].padded_shape
+        _, (source,), written = op_reads(copy)
+        layout = self.plan.layouts[source.storage]
+        tangled = nested_dims([*source.coords, *written])
+        if layout.stick_dim is None or untangled(copy, source.coords[layout.stick_dim], tangled, layout.elems_per_stick):
+            return copy
+        if (other := untangled_stick(copy, source.coords, tangled, layout.elems_per_stick)) is not None:
+            self.reread(copy, 0, source, self.restickified(source.storage, value_layout(source.storage, other, padded), op))
+        elif (nest := untangling_nest(copy, source, written, layout)) is not None:
+            space = list(copy.get_iteration_space())
+            copy.operands[0] = self.unflattened(source.storage, nest, op)
+            copy.set_indexing(space, [to_map(nest.unflatten(source.coords), len(space)), copy.get_indexing_maps()[1]])
+        elif (narrow := one_element_dim(source, layout)) is not None:
+            self.rewriter.erase_op(copy)
+            self.reread(op, index, read, self.restickified(read.storage, value_layout(read.storage, narrow, padded), op))
+            return materialise_view(self.rewriter, op.operands[index], op)
+        return copy
+
+    def unflatten_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> bool:
+        """Make operand ``index``, a view, read its storage unflattened (:meth:`unflattened`) along a
+        dim its view reads at a row-major nest (:func:`row_major_nest`) whose innermost term
+        ``required`` drives: the rows ``b * 100 + l`` of a projection read as [B, H, L, D] by an op
+        driven by ``l``.  False when its view reads no such dim."""
+        if not read.views:
+            return False
+        operand = op.operands[index]
+        shape = value_shape(operand)
+        own = read_through_views(operand, [dim(i) for i in range(len(shape))], shape).coords
+        storage = self.plan.layouts[read.storage]
+        space = op.get_iteration_space()
+        for j in reversed(dims_driven_by(read.coords, required)):
+            if j == storage.stick_dim:
+                continue
+            nest = row_major_nest(own, j, storage.host_shape[j], shape)
+            reader = row_major_nest(read.coords, j, storage.host_shape[j], space)
+            if nest is None or reader is None or reader.factors != nest.factors:
+                continue
+            view = ViewOp(self.unflattened(read.storage, nest, op), to_map(nest.unflatten(own), len(shape)),
+                          operand.type)
+            view.location = read.views[0].location
+            self.rewriter.insert_op(view, InsertPoint.before(op))
+            op.operands[index] = view.result
+            return True
+        return False
 
     def pad(self, op: ComputeOp) -> None:
         """Give each tensor of :func:`missing_padding` its padded extent.

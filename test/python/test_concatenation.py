@@ -56,6 +56,28 @@ def rotary(head_dim: int, dtype: torch.dtype):
     return factory
 
 
+class ProjectedRotary(torch.nn.Module):
+    """Llama's rotary embedding of heads split from an ``nn.Linear`` projection: ``rotate_half``
+    reads its halves from the projection's hidden dim."""
+
+    def __init__(self, dtype: torch.dtype):
+        super().__init__()
+        self.q = torch.nn.Linear(128, 128, bias=False, dtype=dtype)
+
+    def forward(self, x, cos, sin):
+        b, length, _ = x.shape
+        q = self.q(x).view(b, length, 4, 32).transpose(1, 2)
+        return q * cos + rotate_half(q) * sin
+
+
+def projected_rotary(batch: int, length: int, dtype: torch.dtype):
+    def factory():
+        angles = torch.randn(length, 32)
+        return ProjectedRotary(dtype), (torch.randn(batch, length, 128, dtype=dtype), angles.cos().to(dtype),
+                                        angles.sin().to(dtype))
+    return factory
+
+
 def hinted_rotary(cat_in_scope: bool):
     """Llama's rotary embedding with its elementwise ops tiled on L; ``rotate_half`` inside the hint's
     scope or before it."""
@@ -154,6 +176,9 @@ PROGRAMS = {
     "rotate_half_128_fp16": rotate_half_of(128, f16),
     "rotate_half_128_fp32": rotate_half_of(128, f32),
     "rotary_64_fp16": rotary(64, f16),
+    "projected_rotary_1x1_fp32": projected_rotary(1, 1, f32),
+    "projected_rotary_2x100_fp32": projected_rotary(2, 100, f32),
+    "projected_rotary_2x96_fp16": projected_rotary(2, 96, f16),
     "cat_rows_then_matmul": cat_then_matmul(along_k=False),
     "cat_k_then_matmul": cat_then_matmul(along_k=True),
     "returned_and_read": returned_and_read(),
@@ -205,6 +230,20 @@ def test_a_rank_one_cat_whose_second_piece_starts_mid_stick_is_one_located_error
     ("rotary_64_fp16", 4),
 ])
 def test_rotate_half_of_sliced_halves_matches_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("name, cores", [
+    ("projected_rotary_1x1_fp32", 1), ("projected_rotary_1x1_fp32", 32), ("projected_rotary_2x100_fp32", 4),
+    ("projected_rotary_2x96_fp16", 32),
+])
+def test_regression_rotate_half_of_projected_heads_of_one_token_or_two_batches(name, cores, tmp_path):
+    """Heads of 32 split from a projection: rotate_half's halves (half a float32 stick, and the
+    heads themselves in float16) cannot be read on the projection's hidden dim, and there is no
+    sequence dim of more than one element to read them from (one token) or only rows ``b * L +
+    l`` with ``l`` not a whole number of sticks (two batches of 100, or of 96 in float16).  Their
+    copies read the projection sticked on its single row, or unflattened into ``[B, L]``; the
+    lowering refused them before ("shares a stick with another dim")."""
     compile_and_check(name, cores, tmp_path / "out", imported)
 
 

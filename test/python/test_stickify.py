@@ -11,10 +11,11 @@ from xdsl.ir.affine import AffineMap
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, tensor_layout
 from spyre_mlir.importer import import_program, load_program
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
-from spyre_mlir.analysis.views import map_coords
+from spyre_mlir.analysis.views import map_coords, to_expr
 from spyre_mlir.passes.fold_views import fold_views
 from spyre_mlir.passes.stage_layouts import stage_layouts
 from spyre_mlir.passes.stickify import BROADCAST, dim_order, stick_driver, stickify
+from spyre_mlir.passes.stickify.nests import row_major_nest
 
 
 def _driver(fn, space):
@@ -35,6 +36,30 @@ def test_stick_driver(fn, driver):
 def test_dim_order_puts_the_stick_last():
     assert dim_order(3, 0) == (1, 2, 0)
     assert dim_order(0, None) == ()
+
+
+def _coords(fn, space):
+    return map_coords(AffineMap.from_callable(lambda d0, d1: (fn(d0, d1), d1)), space)
+
+
+@pytest.mark.parametrize("fn, extent, space, factors, digits", [
+    (lambda d0, d1: d0 * 100 + d1, 200, [2, 100], (2, 100), ("d0", "d1")),
+    (lambda d0, d1: d0 * 100 + d1, 300, [2, 100], (3, 100), ("d0", "d1")),
+    (lambda d0, d1: d0 * 100 + d1 + 101, 300, [2, 99], (3, 100), ("(d0 + 1)", "(d1 + 1)")),
+    (lambda d0, d1: d0 * 100 + d1 + 1, 200, [2, 100], None, None),  # l + 1 carries into the next b
+    (lambda d0, d1: d0 * 96 + d1 * 2, 192, [2, 48], None, None),  # no unit term
+    (lambda d0, d1: d0 * 64 + d1, 200, [2, 64], None, None),  # 64 does not divide 200
+    (lambda d0, d1: d1, 100, [2, 100], None, None),  # one term: nothing to unflatten
+])
+def test_row_major_nest(fn, extent, space, factors, digits):
+    nest = row_major_nest(_coords(fn, space), 0, extent, space)
+    if factors is None:
+        assert nest is None
+        return
+    assert nest.factors == factors and nest.inner == 1
+    assert tuple(str(to_expr(d)) for d in nest.digits) == digits
+    assert nest.shape([extent, 7]) == (*factors, 7)
+    assert [str(to_expr(c)) for c in nest.flat(2)] == ["((d0 * 100) + d1)", "d2"]
 
 
 def _module(text):
