@@ -1,7 +1,8 @@
 # Real attention models as their authors wrote them, built from small configs
 # with random weights and a fixed seed (nothing is downloaded): transformers'
 # Llama, Granite, GPT-2 and BERT, torch.nn's TransformerEncoderLayer and
-# MultiheadAttention.  Read by the model tests and bench/models.py; each
+# MultiheadAttention; and a decode step of Llama or Granite, whose past keys and
+# values are inputs.  Read by the model tests and bench/models.py; each
 # zero-argument factory below also compiles from the command line:
 #
 #   spyre-compile examples/models.py:llama -o out/llama
@@ -11,7 +12,10 @@
 A transformers model is called as a user calls it, ``model(input_ids=ids)`` or
 ``model(inputs_embeds=x)``, and returns ``last_hidden_state``; its config sets
 the attention implementation (``"sdpa"`` or ``"eager"``) and ``use_cache=False``
-(a compiled program returns no cache).  The models are not edited; each is a
+(a compiled program returns no cache).  A decode step (``past`` > 0,
+:class:`DecodeStep`) takes the keys and values of the past positions as inputs,
+puts them in a ``DynamicCache`` and returns the hidden state and the keys and
+values the cache holds after the step.  The models are not edited; each is a
 submodule of the module that calls it (:class:`FromIds`, :class:`FromEmbeds`,
 :class:`SelfAttention`), so that its weights export as parameters (a closure
 over the model would make them lifted constants, which compile-time evaluation
@@ -52,10 +56,13 @@ class Model:
     layers: int = 1
     batch: int = 1
     vocab: int = 100
+    past: int = 0
+    """Llama, Granite: a decode step of ``length`` new tokens after ``past`` positions whose keys
+    and values are inputs (0: no cache)."""
 
     @property
     def name(self) -> str:
-        """A short unique name (``llama-sdpa-ids-fp16-64``)."""
+        """A short unique name (``llama-sdpa-ids-fp16-64``, ``llama-sdpa-ids-fp32-1-b2-past63``)."""
         dtype = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[self.dtype]
         if self.family in TRANSFORMERS:
             how = f"{self.attention}-{'ids' if self.ids else 'embeds'}"
@@ -64,7 +71,9 @@ class Model:
         else:
             how = "self"
         size = "" if self.hidden == 128 and self.layers == 1 else f"-h{self.hidden}x{self.layers}"
-        return f"{self.family}-{how}-{dtype}-{self.length}{size}"
+        batch = "" if self.batch == 1 else f"-b{self.batch}"
+        past = f"-past{self.past}" if self.past else ""
+        return f"{self.family}-{how}-{dtype}-{self.length}{size}{batch}{past}"
 
 
 def _config(model: Model) -> Any:
@@ -79,9 +88,13 @@ def _config(model: Model) -> Any:
                  num_attention_heads=model.heads, max_position_embeddings=max(256, model.length), **common)
     if model.family == "bert":
         return transformers.BertConfig(**sizes)
-    kv_heads = max(1, model.heads // 2)  # grouped-query attention
     cls = transformers.LlamaConfig if model.family == "llama" else transformers.GraniteConfig
-    return cls(num_key_value_heads=kv_heads, **sizes)
+    return cls(num_key_value_heads=_kv_heads(model), **sizes)
+
+
+def _kv_heads(model: Model) -> int:
+    """Llama and Granite's key and value heads: half the query heads (grouped-query attention)."""
+    return max(1, model.heads // 2)
 
 
 def _transformers_model(model: Model) -> Any:
@@ -115,6 +128,22 @@ class FromEmbeds(_Caller):
         return self.net(inputs_embeds=inputs_embeds).last_hidden_state
 
 
+class DecodeStep(_Caller):
+    """``net(input_ids=..., past_key_values=cache)`` with ``cache`` a ``DynamicCache`` of the past
+    keys and values (``past`` holds each layer's keys, then its values); returns the hidden state
+    and each layer's keys and values after the step, the new positions concatenated."""
+
+    def forward(self, input_ids: torch.Tensor, *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        import transformers
+
+        cache = transformers.DynamicCache(config=self.net.config)
+        for layer in range(len(past) // 2):
+            cache.update(past[2 * layer], past[2 * layer + 1], layer)
+        out = self.net(input_ids=input_ids, past_key_values=cache, use_cache=True)
+        present = [t for layer in out.past_key_values.layers for t in (layer.keys, layer.values)]
+        return (out.last_hidden_state, *present)
+
+
 class SelfAttention(_Caller):
     """``MultiheadAttention`` of ``x`` with itself, without the weights."""
 
@@ -125,11 +154,17 @@ class SelfAttention(_Caller):
 def build(model: Model) -> tuple[torch.nn.Module, tuple[Any, ...]]:
     """The model (random weights, seed 0) and example inputs (seed 1)."""
     torch.manual_seed(0)
+    if model.past and (model.family not in ("llama", "granite") or not model.ids):
+        raise ValueError(f"a decode step is built for llama and granite called with ids, not {model.name}")
     if model.family in TRANSFORMERS:
         net = _transformers_model(model).to(model.dtype).eval()
         inputs = torch.Generator().manual_seed(1)
         if model.ids:
             ids = torch.randint(0, model.vocab, (model.batch, model.length), generator=inputs)
+            if model.past:
+                shape = (model.batch, _kv_heads(model), model.past, model.hidden // model.heads)
+                past = [torch.randn(*shape, generator=inputs).to(model.dtype) for _ in range(2 * model.layers)]
+                return DecodeStep(net), (ids, *past)
             return FromIds(net), (ids,)
         embeds = torch.randn(model.batch, model.length, model.hidden, generator=inputs).to(model.dtype)
         return FromEmbeds(net), (embeds,)
@@ -171,3 +206,14 @@ def encoder():
 
 def mha():
     return build(Model("mha"))
+
+
+def llama_decode():
+    """One token after 63 past positions, 4 heads of 32 and 2 of keys and values, 2 layers."""
+    return build(Model("llama", ids=True, dtype=torch.float32, length=1, heads=4, layers=2, past=63))
+
+
+def granite_decode():
+    """As :func:`llama_decode`, of Granite at hidden 64 (heads of 16)."""
+    return build(Model("granite", ids=True, dtype=torch.float32, length=1, hidden=64, heads=4, layers=2,
+                       past=63))
