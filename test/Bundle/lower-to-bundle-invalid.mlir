@@ -238,6 +238,9 @@ func.func @main(%x: tensor<2x64x32xf32>, %pos: tensor<1xi32>, %rows: tensor<2x1x
   func.return %k : tensor<2x64x32xf32>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: a row store writes its destination in place: its destination must be a buffer argument that a result updates (spyre.updates), through row stores only
+
+// -----
+
 // A copy of rows b * 100 + l into a tensor sticked on l iterates l over 128
 // (whole sticks), more than the 100 rows between two values of b: no label
 // can step b by 100 rows then, so the read is refused, not miscounted.

@@ -12,7 +12,7 @@
 // RUN: %spyre-import %S/Inputs/row_stores.py:build_aliased | %filecheck %s --check-prefix=ALIASED
 // RUN: not %spyre-import %S/Inputs/row_stores.py:build_accumulate 2>&1 | %filecheck %s --check-prefix=ACCUMULATE
 
-// COPY-LABEL: func.func @main(%b_keys: tensor<1x2x16x32xf32> {spyre.role = "buffer", spyre.name = "b_keys", spyre.target = "keys"}, %rows: tensor<1x2x1x32xf32> {{.*}}, %position: tensor<1xi32> {spyre.role = "input", spyre.name = "position"}) -> (tensor<1x2x16x32xf32> {spyre.updates = "b_keys"}, tensor<1x2x16xf32> {spyre.name = "sum_1"})
+// COPY-LABEL: func.func @main(%b_keys: tensor<1x2x16x32xf32> {spyre.role = "buffer", spyre.name = "b_keys", spyre.target = "keys"}, %rows: tensor<1x2x1x32xf32> {{.*}}, %position: tensor<1xi32> {spyre.role = "input", spyre.name = "position", spyre.range = array<i64: 0, 16>}) -> (tensor<1x2x16x32xf32> {spyre.updates = "b_keys"}, tensor<1x2x16xf32> {spyre.name = "sum_1"})
 // COPY-NEXT:    %[[ROWS:.*]] = spyre.pointwise "mul" (%rows) consts {y = 2.000000e+00 : f64}
 // COPY-NEXT:    %[[KEYS:.*]] = spyre.pointwise "identity" (%position, %[[ROWS]], %b_keys) {scatter_dim = 2 : i64} : (tensor<1xi32>, tensor<1x2x1x32xf32>, tensor<1x2x16x32xf32>) -> tensor<1x2x16x32xf32>
 // COPY-NEXT:    %[[SUM:.*]] = spyre.reduce "sum" (%[[KEYS]]) dims [3]
