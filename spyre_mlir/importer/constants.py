@@ -72,7 +72,8 @@ class ConstantArguments:
           cache is written at): ``index`` itself, viewed to the node's shape;
         * any other integer read as an index: an error (Spyre has no integer arithmetic for
           ``v + c``, and an int32 table is not read through an index);
-        * else: a ``constant`` argument holding the rows ``[N, numel]``, read at ``index`` by
+        * else: a ``constant`` argument holding the rows ``[N, *shape]`` (unit dims dropped, so a
+          row keeps the node's dims and its view to the node's shape only adds unit dims), read at ``index`` by
           ``spyre.pointwise "identity" {indirect_dim = 0}`` and viewed to the node's shape.
         """
         elem = self.element(table, consumer)
@@ -101,7 +102,8 @@ class ConstantArguments:
             ones = (1,) * len(shape)
             value = cx.view(index, views.reshape_map(shape_of(index), ones), ones)
             return cx.view(value, views.expand_map(ones, shape), shape)
-        rows = self._materialise(node, table.reshape(len(table), -1), elem, prefix="table")
+        kept = tuple(size for size in shape if size != 1) or (1,)
+        rows = self._materialise(node, table.reshape(len(table), *kept), elem, prefix="table")
         entry = cx.view(index, views.reshape_map(shape_of(index), (1,)), (1,))
         read = cx.gather(rows, 0, entry)
         return cx.view(read, views.reshape_map(shape_of(read), shape), shape)
