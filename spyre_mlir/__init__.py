@@ -5,7 +5,7 @@
 
 Public API (loaded lazily)::
 
-    from spyre_mlir import spyre_hint, declare_tensor_dim, name_tensor_dims, compile
+    from spyre_mlir import spyre_hint, declare_tensor_dim, name_tensor_dims, compile, generate
 
 ``spyre_mlir.__version__`` is the installed package's version (``pyproject.toml``'s).
 """
@@ -20,6 +20,7 @@ _LAZY = {
     "declare_tensor_dim": "spyre_mlir.hints",
     "name_tensor_dims": "spyre_mlir.hints",
     "compile": "spyre_mlir.pipeline",
+    "generate": "spyre_mlir.generation",
 }
 
 __all__ = sorted(_LAZY)

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -298,7 +298,9 @@ class CompiledProgram:
         loaded = self._loaded()
         user = call_inputs(self.program, args, kwargs, "run()")
         inputs = manifest_inputs(self.program, user, loaded.manifest, "run()")
-        if loaded.devices:
+        if "state" in self._session:
+            inputs.update(self._session.pop("state"))
+        elif loaded.devices:
             inputs = {name: value for name, value in inputs.items() if name not in self._written(loaded)}
         return execute(loaded, host_inputs(loaded.manifest, inputs), numerics=numerics)
 
@@ -312,6 +314,18 @@ class CompiledProgram:
     def reset(self) -> None:
         """Forget the state: the next :meth:`run` stages the exported program's buffers again."""
         self._loaded().devices.clear()
+        self._session.pop("state", None)
+
+    def set_state(self, values: Mapping[str, Any]) -> None:
+        """Start the next :meth:`run` from ``values`` (host arrays by manifest name) for the buffers
+        it writes in place, instead of the exported program's or the last run's (another program's
+        :meth:`state`: the prefill's cache for a decode step)."""
+        written = self._written(self._loaded())
+        unknown = sorted(set(values) - written)
+        if unknown:
+            raise SpyreError(f"set_state: {', '.join(unknown)} is no buffer the program writes in place "
+                             f"(those are: {', '.join(sorted(written)) or 'none'})")
+        self._session["state"] = dict(values)
 
     def _loaded(self) -> Any:
         """The output directory, loaded once (:class:`spyre_mlir.interpreter.loading.OutputDir`):

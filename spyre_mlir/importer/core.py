@@ -67,12 +67,21 @@ _ROLES = {
 NamedDims = Mapping[str | int, Sequence[str] | Sequence[Sequence[str]]]
 
 
+_STATE_PREFIXES = {"PARAMETER": "p_", "BUFFER": "b_", "CONSTANT_TENSOR": "c_"}
+
+
 def input_name(spec: Any) -> str:
     """The name of a graph input (a ``graph_signature.input_specs`` entry) everywhere after
-    import: its argument's ``spyre.name`` and its manifest name.  It is the placeholder name
-    torch.export chose (``x``, ``p_layernorm_weight``, ``c_lifted_tensor_0``), which
-    ``run_decompositions()`` keeps."""
-    return spec.arg.name
+    import: its argument's ``spyre.name`` and its manifest name.  A user input's is its
+    placeholder name (``x``, ``input_ids``); a parameter's, buffer's or lifted constant's is
+    ``p_`` / ``b_`` / ``c_`` and its state-dict name (``p_layernorm_weight``,
+    ``c_lifted_tensor_0``), as non-strict torch.export and ``run_decompositions()`` name the
+    placeholder: the same before and after decomposition, whichever export named it first
+    (strict export names it by the path the model read it through)."""
+    prefix = _STATE_PREFIXES.get(spec.kind.name)
+    if prefix is None or not isinstance(spec.target, str):
+        return spec.arg.name
+    return prefix + re.sub(r"[^a-zA-Z0-9]", "_", spec.target.lower())
 
 
 def graph_inputs(program: torch.export.ExportedProgram, user_inputs: Sequence[Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from spyre_mlir.tools.cli import version_text
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-TOOLS = ("spyre-opt", "spyre-import", "spyre-compile", "spyre-run")
+TOOLS = ("spyre-opt", "spyre-import", "spyre-compile", "spyre-run", "spyre-generate")
 
 
 def tool(*argv: str, **kwargs) -> subprocess.CompletedProcess[str]:

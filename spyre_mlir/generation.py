@@ -1,0 +1,215 @@
+# Greedy generation on the interpreter (DESIGN §17): a transformers causal LM compiled as
+# two programs with static shapes through transformers' own static-cache export recipe
+# (TorchExportableModuleWithStaticCache): a prefill over the prompt (its positions known
+# at compile time) and a decode step of one token at a data position; both write the KV
+# cache in place.  Reads a model and its prompt; writes two output directories (temporary
+# unless given) and returns the generated tokens.
+"""``generate(model, input_ids, max_new_tokens=...)``: what ``model.generate(input_ids,
+do_sample=False, max_new_tokens=...)`` returns, computed on the simulated Spyre.
+
+The prefill runs once; its cache becomes the decode program's state, and each decode
+step reads and extends that cache on the device (:meth:`CompiledProgram.run` keeps it)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.hardware import NUMERICS_IEEE, check_numerics
+
+
+class _Prefill(torch.nn.Module):
+    """The prompt through the static-cache recipe, at the positions ``0 .. prompt - 1``."""
+
+    def __init__(self, recipe: torch.nn.Module, prompt: int):
+        super().__init__()
+        self.recipe = recipe
+        self.register_buffer("positions", torch.arange(prompt), persistent=False)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.recipe(input_ids=input_ids, cache_position=self.positions)
+
+
+class _Decode(torch.nn.Module):
+    """One token per sequence through the static-cache recipe, at the position ``cache_position``."""
+
+    def __init__(self, recipe: torch.nn.Module):
+        super().__init__()
+        self.recipe = recipe
+
+    def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+        return self.recipe(input_ids=input_ids, cache_position=cache_position)
+
+
+_UNSUPPORTED_PROCESSING = {"repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "encoder_repetition_penalty": 1.0,
+                           "bad_words_ids": None, "suppress_tokens": None, "begin_suppress_tokens": None,
+                           "forced_bos_token_id": None, "forced_eos_token_id": None, "min_length": 0,
+                           "min_new_tokens": None, "sequence_bias": None}
+"""Generation-config fields that change the logits before the argmax, and their neutral values."""
+
+
+@dataclass
+class Generation:
+    """What :func:`generate` computed: the tokens, and each step's logits (``[batch, vocab]``
+    float32: the prefill's last position, then every decode step's)."""
+
+    tokens: torch.Tensor
+    logits: list[torch.Tensor] = field(default_factory=list)
+
+
+def static_cache_recipe(model: Any, batch: int, length: int) -> torch.nn.Module:
+    """transformers' ``TorchExportableModuleWithStaticCache`` around ``model``: a static KV cache
+    of ``length`` positions for ``batch`` sequences, held as buffers the programs write in place."""
+    from transformers import GenerationConfig
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    saved = model.generation_config
+    model.generation_config = GenerationConfig(**{**saved.to_dict(), "use_cache": True,
+                                                  "cache_implementation": "static"})
+    try:
+        return TorchExportableModuleWithStaticCache(model, batch_size=batch, max_cache_len=length)
+    finally:
+        model.generation_config = saved
+
+
+def compile_generation(model: Any, batch: int, prompt: int, max_new_tokens: int, *, cores: int | None = None,
+                       out_dir: str | os.PathLike[str] | None = None) -> tuple[Any, Any]:
+    """The prefill and decode programs (:class:`~spyre_mlir.pipeline.CompiledProgram`) of ``model``
+    for ``batch`` prompts of ``prompt`` tokens and ``max_new_tokens`` more: one static cache of
+    ``prompt + max_new_tokens`` positions, written in place by both.  ``out_dir`` (if given)
+    receives ``prefill/`` and ``decode/``."""
+    from spyre_mlir.pipeline import compile
+
+    recipe = static_cache_recipe(model, batch, prompt + max_new_tokens)
+    ids = torch.zeros(batch, prompt, dtype=torch.long)
+    directories = (None, None) if out_dir is None else (Path(out_dir) / "prefill", Path(out_dir) / "decode")
+    with torch.no_grad():
+        prefill = compile(_Prefill(recipe, prompt), (ids,), cores=cores, out_dir=directories[0])
+        decode = compile(_Decode(recipe), (ids[:, :1], torch.tensor([prompt])), cores=cores, out_dir=directories[1])
+    return prefill, decode
+
+
+def generate(model: Any, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
+             max_new_tokens: int, cores: int | None = None, numerics: str = NUMERICS_IEEE) -> torch.Tensor:
+    """Greedy generation of ``max_new_tokens`` tokens on the interpreter: what
+    ``model.generate(input_ids, attention_mask=attention_mask, do_sample=False,
+    max_new_tokens=max_new_tokens)`` returns for a transformers ``*ForCausalLM`` (a
+    ``torch.LongTensor`` ``[batch, prompt + new]``; a sequence that emits an end-of-sequence
+    token continues with the pad token, and generation stops early once every sequence has).
+
+    ``attention_mask`` may only be all ones (prompts of one length); ``numerics`` is the
+    interpreter's (``'dlfloat16'``: float16 as the device stores it)."""
+    return generate_steps(model, input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
+                          cores=cores, numerics=numerics).tokens
+
+
+def generate_steps(model: Any, input_ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
+                   max_new_tokens: int, cores: int | None = None, numerics: str = NUMERICS_IEEE,
+                   programs: Sequence[Any] | None = None) -> Generation:
+    """:func:`generate`, with each step's logits (:class:`Generation`); ``programs`` are the
+    prefill and decode programs of :func:`compile_generation` when already compiled."""
+    check_numerics(numerics)
+    input_ids = _checked_prompt(input_ids, attention_mask, max_new_tokens)
+    config = getattr(model, "generation_config", None)
+    _check_processing(config)
+    batch, prompt = input_ids.shape
+    prefill, decode = programs or compile_generation(model, batch, prompt, max_new_tokens, cores=cores)
+    eos = _token_ids(getattr(config, "eos_token_id", None))
+    pad = getattr(config, "pad_token_id", None)
+    pad = eos[0] if pad is None and eos else pad
+    unfinished = torch.ones(batch, dtype=torch.bool)
+    tokens, steps = input_ids, []
+    logits = prefill.run(input_ids, numerics=numerics)[:, -1].float()
+    decode.reset()
+    decode.set_state(prefill.state())
+    for step in range(max_new_tokens):
+        steps.append(logits)
+        chosen = logits.argmax(-1)
+        if eos:
+            chosen = torch.where(unfinished, chosen, torch.full_like(chosen, pad))
+            unfinished &= ~torch.isin(chosen, torch.tensor(eos))
+        tokens = torch.cat([tokens, chosen[:, None]], dim=1)
+        if (eos and not unfinished.any()) or step == max_new_tokens - 1:
+            break
+        logits = decode.run(chosen[:, None], torch.tensor([prompt + step]), numerics=numerics)[:, -1].float()
+    return Generation(tokens, steps)
+
+
+def _checked_prompt(input_ids: Any, attention_mask: Any, max_new_tokens: int) -> torch.Tensor:
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.dtype.is_floating_point:
+        raise SpyreError("input_ids must be an integer tensor [batch, prompt]")
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise SpyreError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    if attention_mask is not None:
+        if not isinstance(attention_mask, torch.Tensor) or tuple(attention_mask.shape) != tuple(input_ids.shape):
+            raise SpyreError(f"attention_mask must be a tensor of the shape of input_ids {list(input_ids.shape)}")
+        if not bool((attention_mask != 0).all()):
+            raise SpyreError("generate() takes prompts of one length (an attention_mask of ones): padded batches "
+                             "are not supported yet")
+    return input_ids.long()
+
+
+def _check_processing(config: Any) -> None:
+    """Refuse a generation config that changes the logits before the argmax (generate() takes none)."""
+    for name, neutral in _UNSUPPORTED_PROCESSING.items():
+        value = getattr(config, name, neutral)
+        if value not in (neutral, None) and not (name == "min_length" and value == 0):
+            raise SpyreError(f"the model's generation config sets {name}={value!r}, which generate() does not "
+                             "apply; greedy generation here is the plain argmax")
+
+
+def _token_ids(value: Any) -> list[int]:
+    if value is None:
+        return []
+    return [int(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+
+
+@dataclass(frozen=True)
+class GenerationCheck:
+    """:func:`generate_steps` against transformers' ``generate`` on the same prompt."""
+
+    tokens: torch.Tensor
+    """transformers' tokens ``[batch, prompt + new]``."""
+    first_difference: int | None
+    """The first generated step (0-based) whose token differs in some sequence; None when all match."""
+    logit_errors: list[float]
+    """The largest absolute logit difference of each step up to and including the first differing one
+    (later steps see different tokens)."""
+
+    @property
+    def matches(self) -> bool:
+        return self.first_difference is None
+
+    def summary(self) -> str:
+        """One line: the steps that match and the largest logit error."""
+        worst = max(self.logit_errors, default=0.0)
+        if self.matches:
+            return (f"{len(self.logit_errors)} generated tokens equal transformers' generate "
+                    f"(largest logit error {worst:.3g})")
+        return (f"step {self.first_difference} is the first whose token differs from transformers' generate "
+                f"(largest logit error up to it {worst:.3g})")
+
+
+def check_generation(model: Any, input_ids: torch.Tensor, generation: Generation, *,
+                     attention_mask: torch.Tensor | None = None) -> GenerationCheck:
+    """Run ``model.generate`` greedily for as many new tokens as ``generation`` asked for and compare
+    its tokens and per-step logits with ``generation``'s."""
+    new = len(generation.logits)
+    with torch.no_grad():
+        eager = model.generate(input_ids, attention_mask=attention_mask, do_sample=False, max_new_tokens=new,
+                               return_dict_in_generate=True, output_logits=True)
+    prompt = input_ids.shape[1]
+    ours, theirs = generation.tokens[:, prompt:], eager.sequences[:, prompt:]
+    steps = max(ours.shape[1], theirs.shape[1])
+    first = next((s for s in range(steps) if s >= ours.shape[1] or s >= theirs.shape[1]
+                  or not torch.equal(ours[:, s], theirs[:, s])), None)
+    compared = steps if first is None else first + 1
+    errors = [float((generation.logits[s] - eager.logits[s].float()).abs().max())
+              for s in range(min(compared, len(generation.logits), len(eager.logits)))]
+    return GenerationCheck(eager.sequences, first, errors)

@@ -1,0 +1,141 @@
+"""Generation end to end (DESIGN §17): decode steps through transformers' static-cache export
+recipe (``TorchExportableModuleWithStaticCache``), strict and non-strict, compile for 1, 4 and 32
+cores and match eager step after step with the KV cache kept on the device; greedy generation
+(``spyre_mlir.generate``, ``spyre-generate``) returns transformers' tokens; and what cannot run is
+one clear error.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+import spyre_mlir  # noqa: E402
+from spyre_mlir.diagnostics import SpyreError  # noqa: E402
+from spyre_mlir.importer import import_program  # noqa: E402
+from spyre_mlir.manifest import read_manifest  # noqa: E402
+from spyre_mlir.pipeline import CompiledProgram, CompileOptions, compile_module  # noqa: E402
+from spyre_mlir.generation import (  # noqa: E402
+    _Decode,
+    check_generation,
+    compile_generation,
+    generate_steps,
+    static_cache_recipe,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+import generation as examples  # noqa: E402
+
+CACHE = 16
+
+
+def _cache_names(recipe: torch.nn.Module) -> list[str]:
+    return [name for name, _ in recipe.named_buffers() if "cache" in name and "cumulative" not in name]
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+@pytest.mark.parametrize("family", ["llama", "granite"])
+@pytest.mark.parametrize("strict", [False, True])
+def test_static_cache_decode_steps_match_eager(family, cores, strict, tmp_path):
+    """Three decode steps at positions 5, 6, 7 of a 16-position cache that eager prefilled: each
+    step's logits and the cache after it equal eager's (grouped-query attention: 4 heads, 2 KV
+    heads)."""
+    model = examples.causal_lm(family)
+    recipe = static_cache_recipe(model, 1, CACHE)
+    with torch.no_grad():
+        recipe(input_ids=examples.prompt(length=5), cache_position=torch.arange(5))
+    eager = copy.deepcopy(recipe)
+    inputs = (torch.tensor([[7]]), torch.tensor([5]))
+    if strict:  # transformers' own convert_and_export_with_cache exports strictly
+        with torch.no_grad():
+            exported = torch.export.export(_Decode(recipe), inputs, strict=True)
+        directory = compile_module(import_program(exported), tmp_path / "out", CompileOptions(cores=cores),
+                                   log=io.StringIO())
+        program = CompiledProgram(directory, exported)
+    else:
+        with torch.no_grad():
+            program = spyre_mlir.compile(_Decode(recipe), inputs, cores=cores)
+    # The cache buffers, as the export names them (strict export names them by the path it read them).
+    written = [arg.name for arg in read_manifest(program.directory).args if arg.written]
+    assert len(written) == len(_cache_names(recipe)) == 4
+    program.set_state({arg: getattr(recipe, name).numpy() for arg, name in zip(written, _cache_names(recipe))})
+    for position, token in [(5, 7), (6, 100), (7, 3)]:
+        ids, where = torch.tensor([[token]]), torch.tensor([position])
+        with torch.no_grad():
+            want = eager(input_ids=ids, cache_position=where)
+        got = program.run(ids, where)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+        state = program.state()
+        for arg, name in zip(written, _cache_names(eager)):
+            np.testing.assert_allclose(state[arg], getattr(eager, name).numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("family", ["llama", "granite"])
+def test_greedy_generation_equals_transformers(family):
+    model, (ids,) = getattr(examples, family)()
+    generation = generate_steps(model, ids, max_new_tokens=8, cores=4)
+    check = check_generation(model, ids, generation)
+    assert check.matches, check.summary()
+    assert torch.equal(generation.tokens, check.tokens)
+    assert generation.tokens.shape == (1, ids.shape[1] + 8) and generation.tokens.dtype == torch.long
+
+
+def test_generate_is_the_public_api_and_batches_prompts_of_one_length():
+    # A head dim of 32: a whole float32 stick, so the batch's heads do not share one.
+    model = examples.causal_lm("llama", hidden=128)
+    ids = examples.prompt(batch=2, length=6)
+    tokens = spyre_mlir.generate(model, ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, cores=4)
+    with torch.no_grad():
+        want = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=4)
+    assert torch.equal(tokens, want)
+
+
+def test_dlfloat16_generation_reports_its_first_differing_step():
+    model = examples.causal_lm("llama", dtype=torch.float16)
+    ids = examples.prompt()
+    generation = generate_steps(model, ids, max_new_tokens=4, cores=4, numerics="dlfloat16")
+    check = check_generation(model, ids, generation)
+    assert len(check.logit_errors) >= 1 and all(np.isfinite(check.logit_errors))
+    assert ("equal transformers' generate" in check.summary()) == check.matches
+
+
+def test_what_generation_cannot_run_is_one_clear_error():
+    model = examples.causal_lm("llama")
+    ids = examples.prompt(batch=2, length=6)
+    padded = torch.ones_like(ids)
+    padded[0, :2] = 0
+    with pytest.raises(SpyreError, match="padded batches are not supported yet"):
+        spyre_mlir.generate(model, ids, attention_mask=padded, max_new_tokens=2)
+    with pytest.raises(SpyreError, match="max_new_tokens must be a positive integer"):
+        spyre_mlir.generate(model, ids, max_new_tokens=0)
+    prefill, decode = compile_generation(model, 1, 6, 2, cores=1)
+    with pytest.raises(SpyreError, match=r"input 'input_ids' expects int32 \[1, 6\], given int64 \[1, 9\]"):
+        prefill.run(examples.prompt(length=9))
+    with pytest.raises(SpyreError, match=r"expects int32 \[1, 1\], given int64 \[2, 1\]"):
+        decode.run(torch.tensor([[1], [2]]), torch.tensor([6]))
+    with pytest.raises(SpyreError, match=r"input 'cache_position' is 8, outside \[0, 8\)"):
+        decode.run(torch.tensor([[1]]), torch.tensor([8]))
+
+
+def test_spyre_generate_prints_the_tokens_and_checks_them(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "spyre_mlir.tools.spyre_generate",
+                           f"{ROOT / 'examples/generation.py'}:granite", "--max-new-tokens", "3", "--cores", "4",
+                           "--check", "-o", str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    model, (ids,) = examples.granite()
+    with torch.no_grad():
+        want = model.generate(ids, do_sample=False, max_new_tokens=3)
+    assert done.stdout.split() == [str(t) for t in want[0].tolist()]
+    assert "3 generated tokens equal transformers' generate" in done.stderr
+    assert (tmp_path / "out" / "prefill" / "manifest.json").is_file()
+    assert (tmp_path / "out" / "decode" / "manifest.json").is_file()
