@@ -15,7 +15,8 @@ past 65504 infinity); ``dlfloat16`` as the device stores it, DLFloat16 (1-6-9,
 bias 31: ``hardware.to_dlfloat16_bits``), held as its bit patterns in int16
 (:data:`DLFLOAT16_BITS`; uint16 is bfloat16's): staging and every op's result
 round half away from zero to 9 fraction bits, values up to about 8.6e9 stay
-finite, and one beyond is the NaN-or-infinity pattern, read as NaN.
+finite, and one beyond is the NaN-or-infinity pattern, read as NaN (a staged infinity, a
+mask's ``-inf``, is the largest finite DLFloat16 of its sign: :func:`staged`).
 
 numpy converts float16 with scalar code unless it was built for F16C, and
 its x86-64 wheels are not (~2 ns an element, more than the op funcs take);
@@ -41,6 +42,7 @@ from types import ModuleType
 import numpy as np
 
 from spyre_mlir.hardware import (
+    DLFLOAT16_MAX,
     FORMAT_NUMPY_DTYPES,
     NUMERICS_DLFLOAT16,
     check_numerics,
@@ -59,7 +61,6 @@ BFLOAT16_BITS = FORMAT_NUMPY_DTYPES["SEN169_BFP16"]
 DLFLOAT16_BITS = np.dtype(np.int16)
 """How the interpreter holds SEN169_FP16 elements in ``dlfloat16`` numerics: their DLFloat16
 bit patterns, in a dtype of their own (bfloat16's are uint16) that says which format they are."""
-
 
 
 def _to_dlfloat16(values: np.ndarray) -> np.ndarray:
@@ -112,6 +113,18 @@ def store(dst: np.ndarray, values: np.ndarray) -> None:
         np.copyto(dst, values, casting="unsafe")
     else:
         _copy(torch, dst, values)
+
+
+def staged(host: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``host`` as staging writes it into device elements of ``dtype``.  DLFloat16 has no
+    infinity: an infinity of the host's (a mask's ``-inf``) is staged as the largest finite
+    DLFloat16 of its sign, as torch-spyre masks with a finite value, so that ``exp`` of a masked
+    score is 0 as in eager; a value an op computes past the range is still the NaN-or-infinity
+    pattern."""
+    if dtype != DLFLOAT16_BITS or host.dtype.kind != "f" or np.isfinite(host).all():
+        return host
+    values = host.astype(np.float32)
+    return np.where(np.isinf(values), np.copysign(np.float32(DLFLOAT16_MAX), values), values)
 
 
 def host_form(x: np.ndarray) -> np.ndarray:

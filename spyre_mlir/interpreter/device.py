@@ -37,7 +37,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.hardware import NUMERICS_IEEE, SpyreConfig
-from spyre_mlir.interpreter.casts import BFLOAT16_BITS, element_dtypes, host_form, store
+from spyre_mlir.interpreter.casts import BFLOAT16_BITS, element_dtypes, host_form, staged, store
 from spyre_mlir.layout import StickLayout, from_device, stick_layout, to_device
 from spyre_mlir.limits import ALIGNMENT
 from spyre_mlir.manifest import KernelArg
@@ -173,14 +173,16 @@ class Device:
         layout = self.layout_of(arg)
         device, host = self._device_view(arg, layout), np.asarray(host)
         if host.shape == layout.host_shape and _unpadded(layout):  # else to_device refuses a wrong shape
-            store(device, _device_form(np.ascontiguousarray(host), layout))
-            return
-        store(device, to_device(host, layout))
+            values = _device_form(np.ascontiguousarray(host), layout)
+        else:
+            values = to_device(host, layout)
+        store(device, staged(values, device.dtype))
 
     def fill(self, arg: KernelArg) -> None:
         """Initialise a ``constant`` argument: every device element, padding included, is its fill value."""
         assert arg.fill is not None
-        store(self._device_view(arg, self.layout_of(arg)), np.array(arg.fill))
+        device = self._device_view(arg, self.layout_of(arg))
+        store(device, staged(np.array(arg.fill, dtype=np.float32), device.dtype))
 
     def read_back(self, arg: KernelArg) -> np.ndarray:
         """The host form of ``arg``'s allocation (bfloat16 as its float32 values, DLFloat16 as float16)."""

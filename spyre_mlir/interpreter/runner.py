@@ -61,7 +61,8 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *, record_event
     (SEN169_FP16) have: ``'ieee'`` (the default) IEEE float16, rounded to nearest even;
     ``'dlfloat16'`` DLFloat16, as the device stores them (9 fraction bits, rounded half away
     from zero, staged inputs too; finite to about 8.6e9, so an intermediate value past
-    float16's 65504 survives; beyond, NaN), converted to float16 when read back.
+    float16's 65504 survives; beyond, NaN; a staged infinity is the largest finite value of
+    its sign), converted to float16 when read back.
     An overflow gives inf (DLFloat16's: nan), an invalid operation nan, silently;
     each output that holds either is one warning (:func:`warn_non_finite`).
     """

@@ -111,6 +111,23 @@ def test_dlfloat16_overflow_is_nan_and_the_warning_says_why(tmp_path):
         assert program.run(x, numerics="dlfloat16").isnan().all()
 
 
+@pytest.mark.parametrize("shape", [(64, 128), (8, 12)], ids=["unpadded", "stick-padded"])
+def test_a_staged_infinity_is_the_largest_dlfloat16(shape, tmp_path):
+    """A mask's -inf, staged as an input (padded to a stick or not), is the largest finite
+    DLFloat16 of its sign (DLFloat16 has no infinity): softmax of masked scores gives 0 where
+    eager does, not nan."""
+    scores = torch.randn(shape, generator=torch.Generator().manual_seed(0)).half()
+    mask = torch.zeros(shape).half()
+    mask[:, shape[1] // 2:] = float("-inf")
+    program = spyre_mlir.compile(lambda s, m: torch.softmax(s + m, dim=-1), (scores, mask), cores=4,
+                                 out_dir=tmp_path / "out")
+    got = program.run(scores, mask, numerics="dlfloat16")
+    assert torch.isfinite(got).all()
+    assert (got[:, shape[1] // 2:] == 0).all()
+    compare("softmax", got.numpy(), torch.softmax(scores.float() + mask.float(), dim=-1).numpy(),
+            tolerance_for("float16"))
+
+
 @pytest.mark.parametrize("numerics", ["fp16", "IEEE", None])
 def test_an_unknown_mode_is_one_error(numerics, tmp_path):
     x, y = _inputs((64, 128))
