@@ -19,11 +19,24 @@ from spyre_mlir.diagnostics import SpyreError
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\n]*)\n'
                     r'(?P<code>[^\n]*)(?:\n(?P<marks>\s*[~^]+)\s*(?=\n|$))?')
-_SKIP_DIRS = tuple(os.path.abspath(p) + os.sep for p in (
-    os.path.dirname(torch.__file__),
-    os.path.dirname(os.path.dirname(__file__)),  # spyre_mlir/
-    sysconfig.get_paths()["stdlib"],
-))
+
+
+def _dir(path: str) -> str:
+    return os.path.abspath(path) + os.sep
+
+
+_TOOL_DIRS = (_dir(os.path.dirname(torch.__file__)), _dir(os.path.dirname(os.path.dirname(__file__))))
+"""torch's and spyre_mlir's own code."""
+_STDLIB_DIR = _dir(sysconfig.get_paths()["stdlib"])
+_PACKAGE_DIRS = tuple(_dir(sysconfig.get_paths()[key]) for key in ("purelib", "platlib"))
+"""Installed packages (a model library such as transformers): model code, though the stdlib's
+directory may hold them (``lib/python3.11/site-packages``)."""
+
+
+def _skipped(path: str) -> bool:
+    """Whether a frame in ``path`` is torch's, spyre_mlir's or the stdlib's, not the model's."""
+    path = os.path.abspath(path)
+    return path.startswith(_TOOL_DIRS) or (path.startswith(_STDLIB_DIR) and not path.startswith(_PACKAGE_DIRS))
 
 
 @dataclass(frozen=True)
@@ -46,7 +59,7 @@ def user_frame(stack_trace: str | None) -> SourceLoc | None:
     found: SourceLoc | None = None
     for m in _FRAME.finditer(stack_trace):
         path = m["file"]
-        if path.startswith("<") or os.path.abspath(path).startswith(_SKIP_DIRS):
+        if path.startswith("<") or _skipped(path):
             continue
         line = int(m["line"])
         col = 1
