@@ -319,16 +319,18 @@ class CostReport:
     def table(self) -> str:
         """The report as text: the table of :func:`spyre_mlir.figures.figures_table` (the columns
         and totals of ``spyre-run --stats``), the predicted time beside, then the lower bound and
-        the ratio."""
+        the ratio, and for a program that reads weights, the weight-streaming bound and the ratio."""
         us = [f"{c.ns / 1000:.1f}" for c in self.ops] + [f"{self.total_ns / 1000:.1f}"]
         table = figures_table([(f"sdsc_{i}.json", c.op.op_func().name, c.figures()) for i, c in enumerate(self.ops)],
                               [("predicted us", us)])
         ratio = self.total_ns / self.lower_bound_ns if self.lower_bound_ns else float("inf")
-        streaming = self.total_ns / self.streaming_bound_ns if self.streaming_bound_ns else float("inf")
-        return (f"{table}\nlower bound {self.lower_bound_ns / 1000:.1f} us (graph inputs read and outputs written "
-                f"once at peak bandwidth, or all MACs at peak); predicted / lower bound = {ratio:.2f}\n"
-                f"weight-streaming bound {self.streaming_bound_ns / 1000:.1f} us (parameters, buffers and constants "
-                f"read once at peak bandwidth); predicted / weight-streaming bound = {streaming:.2f}\n")
+        text = (f"{table}\nlower bound {self.lower_bound_ns / 1000:.1f} us (graph inputs read and outputs written "
+                f"once at peak bandwidth, or all MACs at peak); predicted / lower bound = {ratio:.2f}\n")
+        if not self.streaming_bound_ns:
+            return text
+        return (f"{text}weight-streaming bound {self.streaming_bound_ns / 1000:.1f} us (parameters, buffers and "
+                f"constants read once at peak bandwidth); predicted / weight-streaming bound = "
+                f"{self.total_ns / self.streaming_bound_ns:.2f}\n")
 
 
 def cost_report(module: ModuleOp, facts: CostFacts = SPYRE_FACTS) -> CostReport:
