@@ -352,8 +352,10 @@ class _Importer:
         for s in val.shape:
             if not isinstance(s, int):
                 what = op_name(node) if node.op == "call_function" else f"graph input '{node.name}'"
-                raise node_error(node, f"dynamic shape {list(val.shape)} of {what} is unsupported "
-                                 "(symbolic dims are not implemented yet)")
+                raise node_error(node, f"dynamic shape {list(val.shape)} of {what} is unsupported: a program "
+                                 "is compiled for static shapes; export one per shape, and a decode step "
+                                 "against a static KV cache (transformers' TorchExportableModuleWithStaticCache, "
+                                 "as spyre_mlir.generate does) rather than a cache that grows")
             shape.append(int(s))
         return tuple(shape)
 
