@@ -4,7 +4,8 @@
 # bench/generate.py; each zero-argument factory also runs from the command line:
 #
 #   spyre-generate examples/generation.py:llama --max-new-tokens 8 --check
-"""Factories returning ``(model, (input_ids,))``: a causal LM and a prompt of token ids."""
+"""Factories returning ``(model, (input_ids,))``: a causal LM and a prompt of token ids; and
+``(step, (input_ids, cache))``: one decode step with its ``DynamicCache`` as an input."""
 
 from __future__ import annotations
 
@@ -51,3 +52,33 @@ def qwen2():
 
 def mistral():
     return causal_lm("mistral"), (prompt(),)
+
+
+class CacheStep(torch.nn.Module):
+    """One decode step of a causal LM with the past in a ``DynamicCache`` input, exported as
+    transformers' ``register_dynamic_cache_export_support`` lets torch.export take it: the new
+    token's logits (the cache object is extended in place, as ``generate`` does)."""
+
+    def __init__(self, model: Any):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, past_key_values: Any) -> torch.Tensor:
+        return self.model(input_ids=input_ids, past_key_values=past_key_values, use_cache=True).logits
+
+
+def dynamic_cache_step(family: str = "llama", *, past: int = 6, **config: Any) -> tuple[CacheStep, tuple[Any, ...]]:
+    """A ``family`` causal LM's decode step after a prompt of ``past`` tokens, and its inputs:
+    the next token and the ``DynamicCache`` the prompt's forward pass filled."""
+    from transformers.integrations.executorch import register_dynamic_cache_export_support
+
+    register_dynamic_cache_export_support()
+    model = causal_lm(family, **config)
+    ids = prompt(length=past + 1)
+    with torch.no_grad():
+        cache = model(ids[:, :past], use_cache=True).past_key_values
+    return CacheStep(model), (ids[:, past:], cache)
+
+
+def llama_dynamic_cache():
+    return dynamic_cache_step("llama")

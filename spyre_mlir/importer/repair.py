@@ -12,13 +12,24 @@ static-cache layer's keys and values as buffers, and the model writes them throu
 cache object.  The program then mutates a constant, which ``run_decompositions()``
 refuses (``expected compiled_fn to be GraphModule``).  :func:`rebind_buffer_aliases`
 reads such a constant as the buffer it is, so the write becomes a buffer mutation.
+
+A ``DynamicCache`` input (``register_dynamic_cache_export_support``) is a pytree node whose
+unflattening builds a new cache: each layer starts from an empty tensor, which export lifts
+as a constant concatenated with the past keys or values.  ``run_decompositions()`` calls the
+program again through its input structure, builds a cache anew, lifts new empty constants
+and refuses them (``Constant tensor lifted_tensor_4 is not in the constants dictionary``).
+:func:`drop_empty_concatenands` removes the empty constants (a concatenation ignores them),
+and :func:`decompose` traces the program with its inputs flattened.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
 from spyre_mlir.diagnostics import SpyreError, first_line
 from spyre_mlir.importer.locations import user_frame
@@ -57,11 +68,86 @@ def rebind_buffer_aliases(program: torch.export.ExportedProgram) -> list[str]:
     return rebound
 
 
-def decompose(program: torch.export.ExportedProgram, table: dict[Any, Any]) -> torch.export.ExportedProgram:
-    """``program.run_decompositions(table)`` after :func:`rebind_buffer_aliases`; a failure of torch's
-    is one :class:`SpyreError` naming what torch raised, located at the model's forward."""
-    rebind_buffer_aliases(program)
+_COPIES = (torch.ops.aten.lift_fresh_copy.default, torch.ops.aten.detach.default, torch.ops.aten.detach_.default,
+           torch.ops.aten.clone.default)
+"""Ops that pass a lifted constant on unchanged."""
+
+
+def drop_empty_concatenands(program: torch.export.ExportedProgram) -> list[str]:
+    """Remove every lifted constant with no elements that only ``aten.cat`` reads (through
+    copies): each concatenation then reads its other tensors, or is the one left.  Returns the
+    constants removed (their targets)."""
+    signature, graph = program.graph_signature, program.graph
+    placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
+    dropped = []
+    for spec in list(signature.input_specs):
+        tensor = program.constants.get(spec.target) if spec.kind.name == "CONSTANT_TENSOR" else None
+        if not isinstance(tensor, torch.Tensor) or tensor.numel() != 0:
+            continue
+        chain = [placeholders[spec.arg.name]]
+        while len(chain[-1].users) == 1 and next(iter(chain[-1].users)).target in _COPIES:
+            chain.append(next(iter(chain[-1].users)))
+        cats = list(chain[-1].users)
+        if not all(cat.target == torch.ops.aten.cat.default for cat in cats):
+            continue
+        for cat in cats:
+            rest = [t for t in cat.args[0] if t is not chain[-1]]
+            if len(rest) == 1:
+                cat.replace_all_uses_with(rest[0])
+                graph.erase_node(cat)
+            else:
+                cat.args = (rest, *cat.args[1:])
+        for node in reversed(chain):
+            graph.erase_node(node)
+        signature.input_specs.remove(spec)
+        del program.constants[spec.target]
+        dropped.append(spec.target)
+    if dropped:
+        program.graph_module.recompile()
+    return dropped
+
+
+def _custom_inputs(program: torch.export.ExportedProgram) -> bool:
+    """Whether an input of ``program`` is structured by a pytree node other than a tuple, list or dict."""
+    plain = (tuple, list, dict)
+    stack = [program.call_spec.in_spec]
+    while stack:
+        spec = stack.pop()
+        if not spec.is_leaf() and spec.type not in plain:
+            return True
+        stack.extend(spec.children())
+    return False
+
+
+@contextmanager
+def _flat_inputs(program: torch.export.ExportedProgram) -> Iterator[None]:
+    """``program`` called with its user inputs flattened, one tensor per graph input, while in the
+    context: a re-trace then builds no input structure of the model's."""
+    signature = program.module_call_graph[0].signature
+    saved = signature.in_spec, signature.forward_arg_names, program.example_inputs
+    names = [spec.arg.name for spec in program.graph_signature.input_specs if spec.kind.name == "USER_INPUT"]
+    leaves = tuple(pytree.tree_leaves(saved[2])) if saved[2] is not None else (None,) * len(names)
+    signature.in_spec = pytree.tree_structure((leaves, {}))
+    signature.forward_arg_names = names
+    program.example_inputs = (leaves, {}) if saved[2] is not None else None
     try:
+        yield
+    finally:
+        signature.in_spec, signature.forward_arg_names = saved[:2]
+        program.example_inputs = saved[2]
+
+
+def decompose(program: torch.export.ExportedProgram, table: dict[Any, Any]) -> torch.export.ExportedProgram:
+    """``program.run_decompositions(table)`` after :func:`rebind_buffer_aliases` and
+    :func:`drop_empty_concatenands`, with the inputs flattened where a pytree node of the model's
+    structures them; a failure of torch's is one :class:`SpyreError` naming what torch raised,
+    located at the model's forward."""
+    rebind_buffer_aliases(program)
+    drop_empty_concatenands(program)
+    try:
+        if _custom_inputs(program):
+            with _flat_inputs(program):
+                return program.run_decompositions(table)
         return program.run_decompositions(table)
     except Exception as e:
         raise SpyreError(f"torch could not decompose the exported program: run_decompositions() raised "

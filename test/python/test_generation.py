@@ -139,3 +139,19 @@ def test_spyre_generate_prints_the_tokens_and_checks_them(tmp_path):
     assert "3 generated tokens equal transformers' generate" in done.stderr
     assert (tmp_path / "out" / "prefill" / "manifest.json").is_file()
     assert (tmp_path / "out" / "decode" / "manifest.json").is_file()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+@pytest.mark.parametrize("family, cores", [("llama", 1), ("llama", 4), ("llama", 32), ("granite", 4)])
+def test_a_decode_step_with_a_dynamic_cache_input_matches_eager(family, cores):
+    """transformers' ``register_dynamic_cache_export_support`` recipe: the cache is an input whose
+    layers start from empty tensors (lifted constants, concatenated with the past), which
+    ``run_decompositions()`` itself refuses on re-tracing the cache; the import drops them and
+    decomposes with the inputs flattened.  The compiled program takes the cache as the model does."""
+    step, (ids, cache) = examples.dynamic_cache_step(family)
+    with torch.no_grad():
+        want = step(ids, copy.deepcopy(cache))
+        program = spyre_mlir.compile(step, (ids, copy.deepcopy(cache)), cores=cores)
+        got = program.run(ids, copy.deepcopy(cache))
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert torch.equal(got.argmax(-1), want.argmax(-1))
