@@ -48,7 +48,10 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    tensor's span is within the limit), the one the cost model
    (:mod:`spyre_mlir.analysis.cost`) predicts fastest: all dims of a matmul
    together, so that M, N and K trade replicated reads against partial sums,
-   and fewer cores where they are as fast.  An operand counts as read from LX
+   and fewer cores where they are as fast.  At one token (a decode step, up
+   to 8 rows) a weight streams: each core reads it at its share of the HBM
+   bandwidth, so a projection takes every core it can, each its own K or N
+   slice of the weight, never an M split that would have cores re-read one.  An operand counts as read from LX
    when its producer leaves it there and the split reads it the same box per
    core, the result as written to LX when its readers may read it there
    (:class:`DivisionPlan`); otherwise every tensor is in HBM.  Ties go to

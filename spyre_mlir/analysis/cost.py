@@ -17,7 +17,12 @@ peak bandwidth for one-directional traffic and a balanced read+write copy at
 about 105 GB/s, plus a matmul's replicated reads (cores re-reading a slice
 another core reads) at the per-core replicated rate; another op's slice that
 several cores read (a broadcast operand) takes the bus once, as torch-spyre
-measured a broadcast operand to cost one load whatever the split; a matmul computes at the
+measured a broadcast operand to cost one load whatever the split.  A matmul
+operand each core reads its own slice of and each of whose elements feeds at
+most a few MACs (a weight at one token: a decode step streams its weights) is
+streamed: each core pulls its slice at a per-core share of the peak, so that
+``c`` cores read it at ``min(peak, c * rate)``, and a decode projection on few
+cores is as slow as its reads, not as the bus.  A matmul computes at the
 MAC rate of the cores it uses; a kernel takes the longer of the two, since the
 engine streams operands while the array works.  In a coarse-tiling loop, a
 kernel other than a matmul whose per-core working set exceeds the practical LX
@@ -81,6 +86,19 @@ class CostFacts:
     replicated_read_bytes_per_ns_per_core: float = 2.3
     """Per-core rate of matmul reads every core repeats (an M split re-reading the right-hand input)."""
 
+    streamed_read_bytes_per_ns_per_core: float = 150.0 / 32
+    """Per-core rate of a streamed matmul operand (each core reads its own slice, each element feeds
+    at most :attr:`stream_pass_rows` MACs: a decode projection's weight), so that ``c`` cores read it
+    at ``min(hbm peak, c * rate)``: the peak shared equally by the 32 cores, an effective rate
+    (torch-spyre's partitioned-read rate); decode projections on 22 and 25 cores land within
+    about 3 % of it, a 16-core one ran about 15 % faster, fewer cores are unmeasured."""
+
+    stream_pass_rows: int = 8
+    """A matmul operand streams when each of its elements feeds at most this many MACs: the rows
+    (tokens) of a decode step, batch up to 8.  torch-spyre measured one row (``MACs <= elements``);
+    at 8 rows a core streaming fp16 at its share computes about 19 of its 1,140 MAC/ns, so the
+    reads are still the work."""
+
     row_store_bytes_per_ns_per_core: float = 30.0
     """Per-core rate of rows written through an index (a KV-cache row store), ~30 GB/s."""
 
@@ -118,6 +136,9 @@ class Traffic:
     reads): the device delivers such a slice once, whatever the split."""
     row_stored: int = 0
     """Of ``hbm_written``, rows written through an index (a row store)."""
+    streamed_read: int = 0
+    """Of ``hbm_read``, streamed matmul operands: slices each one core reads, of an operand whose
+    elements each feed at most :attr:`CostFacts.stream_pass_rows` MACs (a weight at one token)."""
 
     def __add__(self, other: Traffic) -> Traffic:
         return Traffic(*(a + b for a, b in zip(self._fields(), other._fields())))
@@ -128,18 +149,21 @@ class Traffic:
 
     def _fields(self) -> tuple[int, ...]:
         return (self.hbm_read, self.hbm_written, self.lx_read, self.lx_written, self.macs, self.replicated_read,
-                self.shared_read, self.row_stored)
+                self.shared_read, self.row_stored, self.streamed_read)
 
 
 def memory_ns(traffic: Traffic, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
     """HBM time: the bus at peak bandwidth plus the turnaround penalty on the read/write overlap;
     a matmul's replicated reads at the per-core replicated rate of the ``cores`` reading; other
     shared reads once (they are in ``hbm_read`` once per core); rows stored through an index at
-    the per-core row-store rate."""
+    the per-core row-store rate; streamed reads no faster than the per-core streamed rate of the
+    ``cores`` reading (the excess over the bus, as torch-spyre adds it)."""
     read = traffic.hbm_read - traffic.replicated_read - traffic.shared_read
     written = traffic.hbm_written - traffic.row_stored
     bus = (read + written) / facts.hbm_bytes_per_ns + facts.turnaround_ns_per_byte * min(read, written)
-    return bus + traffic.replicated_read / (cores * facts.replicated_read_bytes_per_ns_per_core) \
+    streamed = max(0.0, traffic.streamed_read / (cores * facts.streamed_read_bytes_per_ns_per_core)
+                   - traffic.streamed_read / facts.hbm_bytes_per_ns)
+    return bus + streamed + traffic.replicated_read / (cores * facts.replicated_read_bytes_per_ns_per_core) \
         + traffic.row_stored / (cores * facts.row_store_bytes_per_ns_per_core)
 
 
@@ -201,17 +225,29 @@ class OpCost:
                 "lx_peak_bytes": self.lx_peak}
 
 
-def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequence[Memory]) -> Traffic:
+def streams(problem: WorkProblem, operand: int, facts: CostFacts = SPYRE_FACTS) -> bool:
+    """Whether operand ``operand`` of the matmul ``problem`` streams: each of its elements feeds at
+    most :attr:`CostFacts.stream_pass_rows` MACs (the iteration dims it does not use, the rows of
+    a decode step, span that few), so that reading it, not computing with it, is the work."""
+    tensor = problem.tensors[operand]
+    return problem.matmul and math.prod(n for d, n in enumerate(problem.sizes)
+                                        if d not in tensor.used_dims) <= facts.stream_pass_rows
+
+
+def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequence[Memory],
+                     facts: CostFacts = SPYRE_FACTS) -> Traffic:
     """One execution's traffic of the op ``problem`` describes, divided by ``splits``, with its
     tensors (operands, then the result) in ``memories``.
 
     Each core moves its slice of each tensor (:func:`slice_bytes`); an operand is
     read by every core, an LX result written by every core, an HBM result once
     per distinct slice (the partial results of a split reduction combine into one).
+    A matmul operand in HBM of which each core reads a slice no other core reads
+    is a streamed read when it :func:`streams`.
     """
     cores = math.prod(splits)
     moved = {Memory.HBM: [0, 0], Memory.LX: [0, 0]}
-    replicated = shared = 0
+    replicated = shared = streamed = 0
     for i, (tensor, memory, nbytes) in enumerate(zip(problem.tensors, memories, slice_bytes(problem, splits),
                                                      strict=True)):
         if i in problem.tied:  # a row store's destination: the result's storage, counted there
@@ -224,6 +260,8 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
             moved[memory][0] += cores * nbytes
             if memory is Memory.HBM and problem.matmul:
                 replicated += (cores - distinct) * nbytes
+                if distinct == cores and streams(problem, i, facts):
+                    streamed += cores * nbytes
             elif memory is Memory.HBM:
                 shared += (cores - distinct) * nbytes
         else:
@@ -231,15 +269,16 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     macs = math.prod(problem.sizes) if problem.matmul else 0
     (hbm_read, hbm_written), (lx_read, lx_written) = moved[Memory.HBM], moved[Memory.LX]
     row_stored = hbm_written if problem.tied else 0
-    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared, row_stored)
+    return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared, row_stored, streamed)
 
 
-def op_traffic(op: ComputeOp, problem: WorkProblem, locs: Sequence[Loc]) -> tuple[Traffic, int, int]:
+def op_traffic(op: ComputeOp, problem: WorkProblem, locs: Sequence[Loc],
+               facts: CostFacts = SPYRE_FACTS) -> tuple[Traffic, int, int]:
     """One execution's traffic of ``op`` (its :func:`work_problem` is ``problem``) whose tensors
     (operands, then result) live at ``locs``, the cores it runs on and the highest LX byte offset it
     writes on a core."""
     splits = op.get_core_splits() or (1,) * len(problem.sizes)
-    traffic = division_traffic(problem, splits, [loc.storage.memory for loc in locs])
+    traffic = division_traffic(problem, splits, [loc.storage.memory for loc in locs], facts)
     result = locs[-1].storage
     lx_peak = 0
     if result.memory is Memory.LX:
@@ -264,7 +303,7 @@ def price(items: Sequence[Traced | TracedLoop], facts: CostFacts = SPYRE_FACTS) 
     costs = []
     for traced, runs, tiled in _executions(items):
         problem = work_problem(traced.op)
-        traffic, cores, lx_peak = op_traffic(traced.op, problem, traced.locs)
+        traffic, cores, lx_peak = op_traffic(traced.op, problem, traced.locs, facts)
         splits = traced.op.get_core_splits() or (1,) * len(problem.sizes)
         spill = spill_factor(problem, splits, tiled, facts)
         costs.append(OpCost(traced.op, runs, cores, traffic.times(runs),

@@ -94,6 +94,7 @@ def test_facts_carry_their_source() -> None:
     assert "torch-spyre" in type(SPYRE_FACTS).__doc__
     assert (SPYRE_FACTS.hbm_bytes_per_ns, SPYRE_FACTS.balanced_bytes_per_ns) == (150.0, 105.0)
     assert (SPYRE_FACTS.macs_per_ns_per_core, SPYRE_FACTS.replicated_read_bytes_per_ns_per_core) == (1140.0, 2.3)
+    assert (SPYRE_FACTS.streamed_read_bytes_per_ns_per_core, SPYRE_FACTS.stream_pass_rows) == (150 / 32, 8)
 
 
 # --------------------------------------------------------------------------
@@ -384,6 +385,25 @@ def test_work_division_splits_k_where_m_would_replicate_the_weight() -> None:
     assert plan_work(problem, SpyreConfig(cores=32)).splits == (1, 1, 8)
     assert price((1, 1, 8)) == pytest.approx(15230, rel=1e-3)
     assert price((1, 1, 8)) < price((4, 1, 8)) < price((32, 1, 1))
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_a_streamed_weight_is_read_at_the_share_of_the_cores_reading_it(cores: int) -> None:
+    """[1, 4096] @ [4096, 4096] fp16 split K ``cores`` ways: each core reads its own 32 MiB / cores
+    of the weight, which feeds one MAC per element, at 150 / 32 bytes per ns; 32 cores reach the
+    peak.  The activation (each core its K slice) and the combined result take the bus."""
+    problem = _matmul_problem(1, 4096, 4096)
+    traffic = division_traffic(problem, (1, 1, cores), [Memory.HBM] * 3)
+    weight, activation, result = 4096 * 4096 * 2, 4096 * 2, 4096 * 2
+    assert traffic.streamed_read == weight and traffic.replicated_read == 0
+    bus = (weight + activation + result) / 150 + (2 / 105 - 2 / 150) * result
+    assert kernel_ns(traffic, cores) == pytest.approx(bus + weight / (cores * 150 / 32) - weight / 150)
+
+
+def test_rows_beyond_a_decode_batch_do_not_stream() -> None:
+    """At 16 rows each weight element feeds 16 MACs: the weight is no streamed read."""
+    assert division_traffic(_matmul_problem(16, 4096, 4096), (1, 1, 1), [Memory.HBM] * 3).streamed_read == 0
+    assert division_traffic(_matmul_problem(8, 4096, 4096), (1, 1, 1), [Memory.HBM] * 3).streamed_read > 0
 
 
 def test_a_broadcast_operand_takes_the_bus_once() -> None:
