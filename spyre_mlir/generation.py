@@ -47,6 +47,55 @@ class _Decode(torch.nn.Module):
         return self.recipe(input_ids=input_ids, cache_position=cache_position)
 
 
+def _padded_step(recipe: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                 position_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+    """The static-cache recipe's forward with a padding mask and position ids: the logits of
+    ``input_ids`` written into the cache at ``cache_position``."""
+    for layer in recipe.static_cache.layers:
+        layer.cumulative_length.copy_(cache_position[0])
+    return recipe.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                        past_key_values=recipe.static_cache, use_cache=True).logits
+
+
+def _prompt_positions(prompt_mask: torch.Tensor) -> torch.Tensor:
+    """The position ids transformers' ``generate`` gives a padded prompt: each token's count of
+    tokens before it, 0 at a pad."""
+    return (prompt_mask.cumsum(-1) - 1).masked_fill(prompt_mask == 0, 0)
+
+
+class _PaddedPrefill(_Prefill):
+    """The prompts of one padded batch.  Its padding is the program's: the mask over the cache (1 at
+    each token, 0 at each pad, as transformers pads the mask it is given) and the position ids
+    ``generate`` derives from it are buffers, known when compiling."""
+
+    def __init__(self, recipe: torch.nn.Module, prompt_mask: torch.Tensor, cache: int):
+        super().__init__(recipe, prompt_mask.shape[1])
+        mask = torch.zeros(prompt_mask.shape[0], cache, dtype=torch.long)
+        mask[:, :prompt_mask.shape[1]] = prompt_mask
+        self.register_buffer("mask", mask, persistent=False)
+        self.register_buffer("position_ids", _prompt_positions(prompt_mask), persistent=False)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return _padded_step(self.recipe, input_ids, self.mask, self.position_ids, self.positions)
+
+
+class _PaddedDecode(_Decode):
+    """One token per sequence of one padded batch at ``cache_position``: every position but the
+    prompt's pads is attended (causality hides those not written yet), and a sequence's position id
+    follows its prompt's last one, as ``generate`` counts it (after a right pad, 1)."""
+
+    def __init__(self, recipe: torch.nn.Module, prompt_mask: torch.Tensor, cache: int):
+        super().__init__(recipe)
+        batch, prompt = prompt_mask.shape
+        mask = torch.ones(batch, cache, dtype=torch.long)
+        mask[:, :prompt] = prompt_mask
+        self.register_buffer("mask", mask, persistent=False)
+        self.register_buffer("offsets", _prompt_positions(prompt_mask)[:, -1:] + 1 - prompt, persistent=False)
+
+    def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+        return _padded_step(self.recipe, input_ids, self.mask, cache_position[None] + self.offsets, cache_position)
+
+
 _UNSUPPORTED_PROCESSING = {"repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "encoder_repetition_penalty": 1.0,
                            "bad_words_ids": None, "suppress_tokens": None, "begin_suppress_tokens": None,
                            "forced_bos_token_id": None, "forced_eos_token_id": None, "min_length": 0,
@@ -79,19 +128,29 @@ def static_cache_recipe(model: Any, batch: int, length: int) -> torch.nn.Module:
 
 
 def compile_generation(model: Any, batch: int, prompt: int, max_new_tokens: int, *, cores: int | None = None,
-                       out_dir: str | os.PathLike[str] | None = None) -> tuple[Any, Any]:
+                       out_dir: str | os.PathLike[str] | None = None,
+                       attention_mask: torch.Tensor | None = None) -> tuple[Any, Any]:
     """The prefill and decode programs (:class:`~spyre_mlir.pipeline.CompiledProgram`) of ``model``
     for ``batch`` prompts of ``prompt`` tokens and ``max_new_tokens`` more: one static cache of
-    ``prompt + max_new_tokens`` positions, written in place by both.  ``out_dir`` (if given)
-    receives ``prefill/`` and ``decode/``."""
+    ``prompt + max_new_tokens`` positions, written in place by both.  A padding ``attention_mask``
+    (``[batch, prompt]``, 0 at a pad: :func:`is_padded`) is compiled into both programs, which
+    then serve that batch's padding only.  ``out_dir`` (if given) receives ``prefill/`` and
+    ``decode/``."""
     from spyre_mlir.pipeline import compile
 
-    recipe = static_cache_recipe(model, batch, prompt + max_new_tokens)
+    cache = prompt + max_new_tokens
+    recipe = static_cache_recipe(model, batch, cache)
     ids = torch.zeros(batch, prompt, dtype=torch.long)
     directories = (None, None) if out_dir is None else (Path(out_dir) / "prefill", Path(out_dir) / "decode")
+    if is_padded(attention_mask):
+        prompt_mask = (attention_mask != 0).long()
+        modules = (_PaddedPrefill(recipe, prompt_mask, cache), _PaddedDecode(recipe, prompt_mask, cache))
+    else:
+        modules = (_Prefill(recipe, prompt), _Decode(recipe))
+    inputs = ((ids,), (ids[:, :1], torch.tensor([prompt])))
     with torch.no_grad():
-        prefill = compile(_Prefill(recipe, prompt), (ids,), cores=cores, out_dir=directories[0])
-        decode = compile(_Decode(recipe), (ids[:, :1], torch.tensor([prompt])), cores=cores, out_dir=directories[1])
+        prefill, decode = (compile(module, example, cores=cores, out_dir=directory)
+                           for module, example, directory in zip(modules, inputs, directories))
     return prefill, decode
 
 
@@ -103,8 +162,8 @@ def generate(model: Any, input_ids: torch.Tensor, *, attention_mask: torch.Tenso
     ``torch.LongTensor`` ``[batch, prompt + new]``; a sequence that emits an end-of-sequence
     token continues with the pad token, and generation stops early once every sequence has).
 
-    ``attention_mask`` may only be all ones (prompts of one length); ``numerics`` is the
-    interpreter's (``'dlfloat16'``: float16 as the device stores it)."""
+    ``attention_mask`` (0 at a pad, left or right) makes a batch of prompts of different lengths,
+    compiled into both programs (:func:`compile_generation`); ``numerics`` is the interpreter's (``'dlfloat16'``: float16 as the device stores it)."""
     return generate_steps(model, input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
                           cores=cores, numerics=numerics).tokens
 
@@ -119,7 +178,8 @@ def generate_steps(model: Any, input_ids: torch.Tensor, *, attention_mask: torch
     config = getattr(model, "generation_config", None)
     _check_processing(config)
     batch, prompt = input_ids.shape
-    prefill, decode = programs or compile_generation(model, batch, prompt, max_new_tokens, cores=cores)
+    prefill, decode = programs or compile_generation(model, batch, prompt, max_new_tokens, cores=cores,
+                                                     attention_mask=attention_mask)
     eos = _token_ids(getattr(config, "eos_token_id", None))
     pad = getattr(config, "pad_token_id", None)
     pad = eos[0] if pad is None and eos else pad
@@ -141,6 +201,12 @@ def generate_steps(model: Any, input_ids: torch.Tensor, *, attention_mask: torch
     return Generation(tokens, steps)
 
 
+def is_padded(attention_mask: torch.Tensor | None) -> bool:
+    """Whether ``attention_mask`` pads some prompt (a 0): the programs then carry the batch's padding
+    (:func:`compile_generation`)."""
+    return attention_mask is not None and not bool((attention_mask != 0).all())
+
+
 def _checked_prompt(input_ids: Any, attention_mask: Any, max_new_tokens: int) -> torch.Tensor:
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.dtype.is_floating_point:
         raise SpyreError("input_ids must be an integer tensor [batch, prompt]")
@@ -149,9 +215,10 @@ def _checked_prompt(input_ids: Any, attention_mask: Any, max_new_tokens: int) ->
     if attention_mask is not None:
         if not isinstance(attention_mask, torch.Tensor) or tuple(attention_mask.shape) != tuple(input_ids.shape):
             raise SpyreError(f"attention_mask must be a tensor of the shape of input_ids {list(input_ids.shape)}")
-        if not bool((attention_mask != 0).all()):
-            raise SpyreError("generate() takes prompts of one length (an attention_mask of ones): padded batches "
-                             "are not supported yet")
+        if not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
+            raise SpyreError("attention_mask must hold 0 (a pad) and 1 (a token) only")
+        if not bool(attention_mask.any(-1).all()):
+            raise SpyreError("attention_mask leaves a prompt without a token")
     return input_ids.long()
 
 

@@ -66,7 +66,7 @@ def generate_main(args: argparse.Namespace) -> int:
     model, prompt = _model_and_prompt(load_factory(args.model)(), args.model)
     input_ids, attention_mask = prompt
     programs = compile_generation(model, input_ids.shape[0], input_ids.shape[1], args.max_new_tokens, cores=cores,
-                                  out_dir=args.output)
+                                  out_dir=args.output, attention_mask=attention_mask)
     generation = generate_steps(model, input_ids, attention_mask=attention_mask,
                                 max_new_tokens=args.max_new_tokens, numerics=args.numerics, programs=programs)
     for row in generation.tokens.tolist():

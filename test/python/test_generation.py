@@ -112,10 +112,11 @@ def test_dlfloat16_generation_reports_its_first_differing_step():
 def test_what_generation_cannot_run_is_one_clear_error():
     model = examples.causal_lm("llama")
     ids = examples.prompt(batch=2, length=6)
-    padded = torch.ones_like(ids)
-    padded[0, :2] = 0
-    with pytest.raises(SpyreError, match="padded batches are not supported yet"):
-        spyre_mlir.generate(model, ids, attention_mask=padded, max_new_tokens=2)
+    for bad, why in ((torch.full_like(ids, 2), "attention_mask must hold 0 .a pad. and 1 .a token. only"),
+                     (torch.zeros_like(ids), "attention_mask leaves a prompt without a token"),
+                     (torch.ones(2, 5, dtype=torch.long), r"attention_mask must be a tensor of the shape of input_ids")):
+        with pytest.raises(SpyreError, match=why):
+            spyre_mlir.generate(model, ids, attention_mask=bad, max_new_tokens=2)
     with pytest.raises(SpyreError, match="max_new_tokens must be a positive integer"):
         spyre_mlir.generate(model, ids, max_new_tokens=0)
     prefill, decode = compile_generation(model, 1, 6, 2, cores=1)
@@ -155,3 +156,30 @@ def test_a_decode_step_with_a_dynamic_cache_input_matches_eager(family, cores):
         got = program.run(ids, copy.deepcopy(cache))
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     assert torch.equal(got.argmax(-1), want.argmax(-1))
+
+
+def _padded(batch: int, length: int, pads: dict[int, slice]) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = examples.prompt(batch=batch, length=length)
+    mask = torch.ones_like(ids)
+    for row, where in pads.items():
+        mask[row, where] = 0
+    return ids, mask
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+@pytest.mark.parametrize("family, cores, new, prompts", [
+    ("llama", 4, 8, _padded(2, 6, {0: slice(0, 2)})),                       # left
+    ("granite", 32, 4, _padded(2, 6, {1: slice(4, 6)})),                    # right
+    ("qwen2", 1, 4, _padded(3, 5, {0: slice(0, 3), 2: slice(0, 1)})),       # three prompts, left
+], ids=["left", "right", "three-left"])
+def test_a_padded_batch_generates_transformers_tokens(family, cores, new, prompts):
+    """Prompts of different lengths: the batch's padding is compiled into both programs (the mask
+    over the cache, and the position ids transformers' generate derives from it: after a right pad
+    the next position is 1), and every sequence's tokens and logits are transformers'."""
+    ids, mask = prompts
+    model = examples.causal_lm(family, hidden=128)
+    generation = generate_steps(model, ids, attention_mask=mask, max_new_tokens=new, cores=cores)
+    check = check_generation(model, ids, generation, attention_mask=mask)
+    assert check.matches, check.summary()
+    assert torch.equal(generation.tokens, check.tokens)
+    assert max(check.logit_errors) < 1e-4
