@@ -21,7 +21,8 @@ from typing import Any
 import torch
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.hardware import NUMERICS_IEEE, check_numerics
+from spyre_mlir.hardware import NUMERICS_IEEE, check_numerics, round_up
+from spyre_mlir.limits import STICK_BYTES
 
 
 class _Prefill(torch.nn.Module):
@@ -127,18 +128,27 @@ def static_cache_recipe(model: Any, batch: int, length: int) -> torch.nn.Module:
         model.generation_config = saved
 
 
+def cache_length(prompt: int, max_new_tokens: int, model: Any) -> int:
+    """The static cache's positions for ``prompt + max_new_tokens`` tokens: rounded up to whole
+    sticks of the model's dtype (positions past the last token are never attended), so that the
+    cache is laid out once, never padded by a copy on every step."""
+    dtype = getattr(model, "dtype", torch.float32)
+    per_stick = STICK_BYTES // torch.empty((), dtype=dtype).element_size()
+    return round_up(prompt + max_new_tokens, per_stick)
+
+
 def compile_generation(model: Any, batch: int, prompt: int, max_new_tokens: int, *, cores: int | None = None,
                        out_dir: str | os.PathLike[str] | None = None,
                        attention_mask: torch.Tensor | None = None) -> tuple[Any, Any]:
     """The prefill and decode programs (:class:`~spyre_mlir.pipeline.CompiledProgram`) of ``model``
     for ``batch`` prompts of ``prompt`` tokens and ``max_new_tokens`` more: one static cache of
-    ``prompt + max_new_tokens`` positions, written in place by both.  A padding ``attention_mask``
+    :func:`cache_length` positions, written in place by both.  A padding ``attention_mask``
     (``[batch, prompt]``, 0 at a pad: :func:`is_padded`) is compiled into both programs, which
     then serve that batch's padding only.  ``out_dir`` (if given) receives ``prefill/`` and
     ``decode/``."""
     from spyre_mlir.pipeline import compile
 
-    cache = prompt + max_new_tokens
+    cache = cache_length(prompt, max_new_tokens, model)
     recipe = static_cache_recipe(model, batch, cache)
     ids = torch.zeros(batch, prompt, dtype=torch.long)
     directories = (None, None) if out_dir is None else (Path(out_dir) / "prefill", Path(out_dir) / "decode")

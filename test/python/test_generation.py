@@ -124,8 +124,8 @@ def test_what_generation_cannot_run_is_one_clear_error():
         prefill.run(examples.prompt(length=9))
     with pytest.raises(SpyreError, match=r"expects int32 \[1, 1\], given int64 \[2, 1\]"):
         decode.run(torch.tensor([[1], [2]]), torch.tensor([6]))
-    with pytest.raises(SpyreError, match=r"input 'cache_position' is 8, outside \[0, 8\)"):
-        decode.run(torch.tensor([[1]]), torch.tensor([8]))
+    with pytest.raises(SpyreError, match=r"input 'cache_position' is 32, outside \[0, 32\)"):
+        decode.run(torch.tensor([[1]]), torch.tensor([32]))
 
 
 def test_spyre_generate_prints_the_tokens_and_checks_them(tmp_path):
