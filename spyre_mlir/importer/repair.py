@@ -40,6 +40,22 @@ def _storage_key(tensor: torch.Tensor) -> tuple[Any, ...]:
             tensor.dtype)
 
 
+def _lifted_constants(program: torch.export.ExportedProgram) -> list[tuple[Any, torch.Tensor]]:
+    """The input specs of ``program``'s lifted constant tensors, each with its tensor."""
+    found = []
+    for spec in program.graph_signature.input_specs:
+        tensor = program.constants.get(spec.target) if spec.kind.name == "CONSTANT_TENSOR" else None
+        if isinstance(tensor, torch.Tensor):
+            found.append((spec, tensor))
+    return found
+
+
+def _forget_constant(program: torch.export.ExportedProgram, spec: Any) -> None:
+    """Remove a lifted constant whose placeholder is gone from the signature and the constants."""
+    program.graph_signature.input_specs.remove(spec)
+    del program.constants[spec.target]
+
+
 def rebind_buffer_aliases(program: torch.export.ExportedProgram) -> list[str]:
     """Read every lifted constant that is a registered buffer's tensor (the same storage, offset,
     shape, strides and dtype) as that buffer; returns the constants rebound (their targets)."""
@@ -52,16 +68,14 @@ def rebind_buffer_aliases(program: torch.export.ExportedProgram) -> list[str]:
                 buffers.setdefault(_storage_key(tensor), spec)
     placeholders = {node.name: node for node in program.graph.nodes if node.op == "placeholder"}
     rebound = []
-    for spec in list(signature.input_specs):
-        tensor = program.constants.get(spec.target) if spec.kind.name == "CONSTANT_TENSOR" else None
-        buffer = buffers.get(_storage_key(tensor)) if isinstance(tensor, torch.Tensor) else None
+    for spec, tensor in _lifted_constants(program):
+        buffer = buffers.get(_storage_key(tensor))
         if buffer is None:
             continue
         node = placeholders[spec.arg.name]
         node.replace_all_uses_with(placeholders[buffer.arg.name])
         program.graph.erase_node(node)
-        signature.input_specs.remove(spec)
-        del program.constants[spec.target]
+        _forget_constant(program, spec)
         rebound.append(spec.target)
     if rebound:
         program.graph_module.recompile()
@@ -77,12 +91,11 @@ def drop_empty_concatenands(program: torch.export.ExportedProgram) -> list[str]:
     """Remove every lifted constant with no elements that only ``aten.cat`` reads (through
     copies): each concatenation then reads its other tensors, or is the one left.  Returns the
     constants removed (their targets)."""
-    signature, graph = program.graph_signature, program.graph
+    graph = program.graph
     placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
     dropped = []
-    for spec in list(signature.input_specs):
-        tensor = program.constants.get(spec.target) if spec.kind.name == "CONSTANT_TENSOR" else None
-        if not isinstance(tensor, torch.Tensor) or tensor.numel() != 0:
+    for spec, tensor in _lifted_constants(program):
+        if tensor.numel() != 0:
             continue
         chain = [placeholders[spec.arg.name]]
         while len(chain[-1].users) == 1 and next(iter(chain[-1].users)).target in _COPIES:
@@ -99,8 +112,7 @@ def drop_empty_concatenands(program: torch.export.ExportedProgram) -> list[str]:
                 cat.args = (rest, *cat.args[1:])
         for node in reversed(chain):
             graph.erase_node(node)
-        signature.input_specs.remove(spec)
-        del program.constants[spec.target]
+        _forget_constant(program, spec)
         dropped.append(spec.target)
     if dropped:
         program.graph_module.recompile()
