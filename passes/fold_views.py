@@ -43,13 +43,17 @@ Rules:
    map becomes a linear combination (``outer * c + inner``), so every result
    element stays addressed exactly once.  A split dim's names (``dims``) go: the
    last name to ``inner`` and the others to ``outer`` when it has several, the
-   same names to both otherwise.  Matmuls keep their ``(batch..., M, N, K)``
-   iteration space (their operand maps are composed, never split).
+   same names to both otherwise.  Only the dims the op's
+   ``splittable_dims`` names are split: a matmul keeps its ``(batch..., M, N, K)``
+   form, a batch dim split in two being two batch dims (the K and V heads of
+   grouped-query attention, ``h floordiv g``, become a dim of their own, along
+   which the query heads of a group are a broadcast of K and V).
 3. **Readability.** An operand can be read in place when its stick coordinate
    (the coordinate of its layout's stick dim) is a constant (a broadcast) or one
    iteration dim with coefficient 1 plus terms and an offset that are multiples
    of the stick width, and no coordinate keeps a ``floordiv``/``mod`` after step 2
-   (matmuls are never split, so a division in a matmul operand is a copy), and no
+   (a division of a matmul's M, N or K is a copy), a stick coordinate is
+   constant only for a pointwise op (which broadcasts element 0 of the stick), and no
    host dim of more than one element is read at a constant inside a device dim
    the read iterates (``x[0]`` of a ``[2, 32, 64]`` storage: its dim 0 lies inside
    dim 1 on the device, and no label would step over it).  Any other
@@ -98,7 +102,7 @@ def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
     while (folded := fold_indexing(op)) is not None:
         ix, reads = folded
         reasons = [(i, why) for i, r in enumerate(reads) if r.views and writes_in_place(op)
-                   and (why := unreadable_reason(r, ix.coords[i], tensor_layout(r.storage.type), ix.space))
+                   and (why := unreadable_reason(op, r, ix.coords[i], tensor_layout(r.storage.type), ix.space))
                    is not None]
         if reasons:
             i, why = reasons[0]

@@ -111,6 +111,11 @@ class ComputeOp(IRDLOperation):
         """Iteration dims that the result does not index."""
         return tuple(sorted(self.get_indexing_maps()[-1].unused_dims()))
 
+    def splittable_dims(self) -> tuple[int, ...]:
+        """Iteration dims that view folding may split in two (co-simplification, spyre-fold-views
+        rule 2): every dim unless the op's form fixes some (a matmul's M, N and K)."""
+        return tuple(range(len(self.get_iteration_space())))
+
     def has_explicit_maps(self) -> bool:
         """True when ``indexing_maps`` are explicit: operands are then storage, not viewed shapes."""
         return self.indexing_maps is not None

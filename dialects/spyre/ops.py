@@ -399,6 +399,11 @@ class MatmulOp(ComputeOp):
     def default_iteration_space(self) -> tuple[int, ...]:
         return (*tensor_shape(self.result), tensor_shape(self.inputs[0])[-1])
 
+    def splittable_dims(self) -> tuple[int, ...]:
+        """The batch dims: a batch dim split in two is two batch dims (the K and V heads of
+        grouped-query attention, read by a group of query heads each); M, N and K stay one each."""
+        return tuple(range(len(self.get_iteration_space()) - 3))
+
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
         return matmul_maps(tensor_shape(self.inputs[0]), tensor_shape(self.inputs[1]), tensor_shape(self.result))
 

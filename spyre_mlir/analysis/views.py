@@ -302,33 +302,42 @@ class Indexing:
     coords: list[tuple[Linear, ...]]
     splits: list[tuple[int, int]] = field(default_factory=list)
     """The splits applied, in order: (dim, divisor)."""
+    splittable: tuple[int, ...] | None = None
+    """The iteration dims that may be split (:meth:`ComputeOp.splittable_dims`); None: all."""
 
     def maps(self) -> list[AffineMap]:
         return [to_map(c, len(self.space)) for c in self.coords]
 
 
 def _splittable(ix: Indexing) -> tuple[int, int] | None:
-    """The first ``d_i floordiv c`` / ``d_i mod c`` with ``c`` a proper divisor of ``d_i``'s extent."""
+    """The first ``d_i floordiv c`` / ``d_i mod c`` with ``c`` a proper divisor of ``d_i``'s extent
+    and ``d_i`` splittable."""
     for coords in ix.coords:
         for coord in coords:
             for atom in atoms(coord):
                 if isinstance(atom, Dim) or atom.arg.const or len(atom.arg.terms) != 1:
                     continue
                 (inner, k), c = atom.arg.terms[0], atom.divisor
-                if isinstance(inner, Dim) and k == 1 and 1 < c < ix.space[inner.pos] and ix.space[inner.pos] % c == 0:
+                if isinstance(inner, Dim) and k == 1 and 1 < c < ix.space[inner.pos] and ix.space[inner.pos] % c == 0 \
+                        and (ix.splittable is None or inner.pos in ix.splittable):
                     return inner.pos, c
     return None
 
 
 def co_simplify(ix: Indexing) -> Indexing:
-    """Rule 2: split iteration dims until no splittable division is left."""
+    """Rule 2: split iteration dims until no splittable division is left.
+
+    A division of a dim that may not be split stays (a matmul's M, N or K): the view is then
+    copied (rule 3).  A split dim's two halves may be split again."""
     while (found := _splittable(ix)) is not None:
         i, c = found
         space = ix.space[:i] + [c, ix.space[i] // c] + ix.space[i + 1:]
         env = [*(dim(j) for j in range(i)), dim(i + 1).scaled(c) + dim(i),
                *(dim(j + 1) for j in range(i + 1, len(ix.space)))]
         coords = [tuple(substitute(x, env, space) for x in cs) for cs in ix.coords]
-        ix = Indexing(space, coords, [*ix.splits, (i, c)])
+        splittable = None if ix.splittable is None else \
+            tuple(j + (j > i) for j in ix.splittable) + (i + 1,)
+        ix = Indexing(space, coords, [*ix.splits, (i, c)], splittable)
     return ix
 
 
@@ -348,12 +357,15 @@ def split_names(names: ArrayAttr, splits: Sequence[tuple[int, int]]) -> ArrayAtt
 # --------------------------------------------------------------------------
 
 
-def _is_matmul(op: ComputeOp) -> bool:
-    return op.op_func().kind is OpKind.MATMUL
-
-
 def writes_in_place(op: ComputeOp) -> bool:
     return op.op_func().kind is not OpKind.DATA_MOVEMENT
+
+
+def broadcasts_stick(op: ComputeOp) -> bool:
+    """True when ``op`` may read an operand at a constant stick coordinate: a pointwise op reads
+    element 0 of the stick along its result's stick (DESIGN §10, ``scale_`` -2); a matmul or a
+    reduction labels an operand's stick by an iteration dim only."""
+    return op.op_func().kind is OpKind.POINTWISE
 
 
 def shared_hints(storage: SSAValue, reader: Operation) -> ArrayAttr | None:
@@ -409,9 +421,7 @@ def materialise_view(rewriter: Rewriter, value: SSAValue, before: Operation,
 def fold_indexing(op: ComputeOp) -> tuple[Indexing, list[Read]] | None:
     """The folded, co-simplified indexing of ``op``; None when nothing would change."""
     space, reads, result = op_reads(op)
-    ix = Indexing(space, [*(r.coords for r in reads), result])
-    if not _is_matmul(op):
-        ix = co_simplify(ix)
+    ix = co_simplify(Indexing(space, [*(r.coords for r in reads), result], splittable=op.splittable_dims()))
     if not ix.splits and not any(r.views for r in reads):
         return None
     return ix, reads
@@ -422,13 +432,16 @@ def _division_left(coords: Sequence[Linear]) -> Linear | None:
     return next((c for c in coords if any(not isinstance(a, Dim) for a in atoms(c))), None)
 
 
-def unreadable_reason(read: Read, coords: Sequence[Linear], layout: StickLayout,
-                       space: Sequence[int]) -> str | None:
-    """Why a view operand cannot be read in place with ``coords`` from a storage of ``layout``, or
-    None when it can."""
+def unreadable_reason(op: ComputeOp, read: Read, coords: Sequence[Linear], layout: StickLayout,
+                      space: Sequence[int]) -> str | None:
+    """Why a view operand of ``op`` cannot be read in place with ``coords`` from a storage of
+    ``layout``, or None when it can."""
     if not is_read_in_place(Read(read.storage, tuple(coords), read.views), layout):
         stick = coords[layout.stick_dim]
         return f"whose stick coordinate {to_expr(stick)} cannot be read in place"
+    if layout.stick_dim is not None and not coords[layout.stick_dim].terms and not broadcasts_stick(op):
+        stick = coords[layout.stick_dim]
+        return f"whose stick coordinate {to_expr(stick)} is a constant, which the op cannot broadcast"
     divided = _division_left(coords)
     if divided is not None:
         return f"whose coordinate {to_expr(divided)} keeps a division of an iteration dim"
@@ -447,4 +460,4 @@ def copy_reason(op: ComputeOp, index: int, layout_of: Callable[[SSAValue], Stick
     if folded is None or not folded[1][index].views:
         return None
     ix, reads = folded
-    return unreadable_reason(reads[index], ix.coords[index], layout_of(reads[index].storage), ix.space)
+    return unreadable_reason(op, reads[index], ix.coords[index], layout_of(reads[index].storage), ix.space)

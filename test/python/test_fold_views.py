@@ -65,6 +65,22 @@ def test_co_simplify_leaves_non_divisor_divisions():
     assert ix.space == [20, 30] and not ix.splits
 
 
+def test_co_simplify_splits_only_splittable_dims():
+    # A matmul over (h, M, N, K) reading K/V head h floordiv 4: only the batch dim h splits, and
+    # a division of K stays (a copy).
+    space = [32, 1, 64, 128]
+    kv = map_coords(AffineMap.from_callable(lambda h, m, n, k: (h // 4, k, n)), space)
+    rows = map_coords(AffineMap.from_callable(lambda h, m, n, k: (h, m, k // 64, k % 64)), space)
+    out = map_coords(AffineMap.from_callable(lambda h, m, n, k: (h, m, n)), space)
+    ix = co_simplify(Indexing(space, [rows, kv, out], splittable=(0,)))
+    assert ix.space == [4, 8, 1, 64, 128] and ix.splits == [(0, 4)] and ix.splittable == (0, 1)
+    assert [str(m) for m in ix.maps()] == [
+        "(d0, d1, d2, d3, d4) -> (((d1 * 4) + d0), d2, (d4 floordiv 64), (d4 mod 64))",
+        "(d0, d1, d2, d3, d4) -> (d1, d4, d3)",
+        "(d0, d1, d2, d3, d4) -> (((d1 * 4) + d0), d2, d3)",
+    ]
+
+
 @pytest.mark.parametrize("coord, readable", [
     (lambda d0, d1: d1, True),
     (lambda d0, d1: d0 * 128 + d1, True),
