@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,7 +137,29 @@ class NodeEmitter:
         if elem_of(v) == i32:
             raise Unsupported("an integer tensor (int64 inputs are staged as int32) is read only as the index "
                               "of embedding, index_select or gather")
-        return self._add(PointwiseOp(COPY, [v], tensor_type(elem, shape_of(v))))
+        return self._before_broadcast(COPY, v, {}, elem) or \
+            self._add(PointwiseOp(COPY, [v], tensor_type(elem, shape_of(v))))
+
+    def _before_broadcast(self, op_func: str, v: Value, consts: Mapping[str, float],
+                          elem: Attribute) -> Value | None:
+        """``op_func`` of the one tensor ``v``, a chain of views that repeats elements of its
+        source (an ``expand``: the K and V caches of grouped-query attention read by each query
+        head of a group), computed on the source and read through the same chain, so that it
+        computes and writes each element once; None when ``v`` reads no fewer elements.
+
+        ``%y = cast(view(%kv) : 1x8x2048x128 -> 1x32x2048x128)`` becomes
+        ``%c = cast(%kv) : 1x8x2048x128``, ``%y = view(%c)``."""
+        chain: list[ViewOp] = []
+        source = v
+        while isinstance(source.owner, ViewOp):
+            chain.append(source.owner)
+            source = source.owner.source
+        if not chain or math.prod(shape_of(source)) >= math.prod(shape_of(v)):
+            return None
+        value = self._add(PointwiseOp(op_func, [source], tensor_type(elem, shape_of(source)), dict(consts)))
+        for view in reversed(chain):
+            value = self.view(value, view.map.data, shape_of(view.result))
+        return value
 
     def pointwise(self, op_func: str, operands: Sequence[Value], consts: Mapping[str, Scalar] | None = None,
                   elem: Attribute | None = None) -> Value:
@@ -148,8 +171,10 @@ class NodeEmitter:
         operands = [self.cast(v, elem) for v in operands]
         shape = broadcast_shape([shape_of(v) for v in operands])
         operands = self.narrow_fills(operands, shape)
-        return self._add(PointwiseOp(op_func, operands, tensor_type(elem, shape),
-                                     {k: float(c) for k, c in (consts or {}).items()}))
+        values = {k: float(c) for k, c in (consts or {}).items()}
+        if len(operands) == 1 and (moved := self._before_broadcast(op_func, operands[0], values, elem)) is not None:
+            return moved
+        return self._add(PointwiseOp(op_func, operands, tensor_type(elem, shape), values))
 
     def narrow_fills(self, operands: Sequence[Value], shape: Sequence[int]) -> list[Value]:
         """``operands`` with each ``spyre.fill`` (a splat constant, such as a ``zeros_like`` folded

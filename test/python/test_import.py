@@ -293,13 +293,28 @@ VIEWS = [
 def test_view_maps_match_torch(name, fn, shape):
     x = torch.arange(int(np.prod(shape)), dtype=torch.float32).reshape(shape)
     expected = fn(x).contiguous().numpy()
-    module = import_program(torch.export.export(Wrap(lambda x: fn(x) * 1), (x,)))
+    # A product of two tensors reads the view (one of a scalar would compute on an expand's source).
+    module = import_program(torch.export.export(Wrap(lambda x: fn(x) * fn(x)), (x,)))
     mul = next(op for op in module.walk() if isinstance(op, PointwiseOp))
     source = x.numpy()
     assert any(isinstance(op, ViewOp) for op in module.walk())
     for coords in np.ndindex(*expected.shape):
         arg, src = _source_coords(mul.inputs[0], coords)
         assert source[src] == expected[coords], (coords, src)
+
+
+def test_an_elementwise_op_of_an_expanding_view_computes_on_its_source():
+    # repeat_kv's expand of 2 K/V heads to 4, cast and scaled: both run on the 2 heads, and the
+    # result is read through the expand; the product of two tensors still reads the expand.
+    def fn(k):
+        k4 = k[:, :, None].expand(1, 2, 2, 8, 64).reshape(1, 4, 8, 64).float()
+        return k4 * 0.5, k4 * k4
+
+    k = torch.randn(1, 2, 8, 64).half()
+    module = import_program(torch.export.export(Wrap(fn), (k,)))
+    shapes = {(op.op_func().name, tuple(op.result.type.get_shape())) for op in module.walk()
+              if isinstance(op, PointwiseOp)}
+    assert shapes == {("identity", (1, 2, 8, 64)), ("mul", (1, 2, 8, 64)), ("mul", (1, 4, 8, 64))}
 
 
 def test_view_map_check_can_fail():

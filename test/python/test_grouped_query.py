@@ -1,0 +1,68 @@
+"""Grouped-query attention reads its K and V heads in place, compiled and compared with eager.
+
+transformers' ``repeat_kv`` expands 2 key/value heads over 4 query heads (``expand`` + ``reshape``:
+query head ``h`` reads K/V head ``h floordiv 2``), and the float16 attention of PyTorch's CPU
+decomposition casts K and V to float32 and scales K.  The casts and the scaling run on the 2 heads
+(the importer computes an elementwise op of an expanding view on the view's source), and the
+matmuls read them through the view, their head dim split in two (spyre-fold-views), so no
+tensor of the 4 expanded heads is written (``test/Transforms/stickify/grouped-query.mlir``).
+A decode step (one token) and a prefill, on 1, 4 and 32 cores.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from spyre_mlir.dialects.spyre import ComputeOp
+from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.passes.fold_views import fold_views
+from spyre_mlir.passes.stickify import stickify
+
+from e2e_support import ImportedPrograms, compile_and_check
+
+HEADS, KV_HEADS, HEAD_DIM, CACHE = 4, 2, 64, 128
+
+
+class GroupedQueryAttention(torch.nn.Module):
+    """Scaled dot-product attention of ``HEADS`` query heads over ``KV_HEADS`` cached K/V heads."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        group = q.shape[1] // k.shape[1]
+
+        def repeat_kv(x: torch.Tensor) -> torch.Tensor:  # transformers' repeat_kv
+            b, h, s, d = x.shape
+            return x[:, :, None, :, :].expand(b, h, group, s, d).reshape(b, h * group, s, d)
+
+        return torch.nn.functional.scaled_dot_product_attention(q, repeat_kv(k), repeat_kv(v), scale=0.3)
+
+
+def _attention(tokens: int):
+    def build():
+        g = torch.Generator().manual_seed(1)
+        q = torch.randn(1, HEADS, tokens, HEAD_DIM, generator=g).half()
+        k, v = (torch.randn(1, KV_HEADS, CACHE, HEAD_DIM, generator=g).half() for _ in range(2))
+        return GroupedQueryAttention(), (q, k, v)
+    return build
+
+
+PROGRAMS = {"decode": _attention(1), "prefill": _attention(32)}
+imported = ImportedPrograms(PROGRAMS)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_no_tensor_of_the_expanded_heads_is_written(name):
+    fn, inputs = PROGRAMS[name]()
+    module = import_program(export_model(fn, inputs))
+    stickify(module)
+    fold_views(module)
+    expanded = sorted((HEADS, CACHE, HEAD_DIM))
+    shapes = [(op.op_func().name, op.result.type.get_shape()) for op in module.walk() if isinstance(op, ComputeOp)]
+    written = [(name, shape) for name, shape in shapes if sorted(n for n in shape if n > 1) == expanded]
+    assert not written, written
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_grouped_query_attention_matches_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
