@@ -258,7 +258,7 @@ def test_a_transposed_copy_that_needs_a_padded_copy_comes_after_it(imported, tmp
 
 def test_a_view_copy_inside_a_hinted_group_is_tiled_with_it(imported, tmp_path):
     """A [2, 4, 192] difference flattened into a matmul, under two hints: the copy spyre-fold-views
-    makes of the flattening view (a matmul operand is never split) had no hints and split the
+    makes of the flattening view (a matmul's M is never split) had no hints and split the
     group; it now shares its producer's and reader's hints (``shared_hints``)."""
     _check("view_copy_inside_hinted_group", imported, tmp_path, (1, 22))
 
