@@ -3,7 +3,8 @@
 """``torch.export`` -> ``spyre`` dialect.
 
 * :func:`import_program` (``core``): the importer;
-* ``table``: the ATen table (one emitter per supported overload);
+* ``table``: the ATen table (one emitter per supported overload), with ``indirect``'s rows (reads
+  and stores through an index);
 * ``emitter``: :class:`~spyre_mlir.importer.emitter.NodeEmitter`, the builders emitters use;
 * ``folding`` and ``constants``: values known at compile time and the arguments holding them;
 * ``locations``: the model line of a graph node (MLIR locations, located errors);

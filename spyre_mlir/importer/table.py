@@ -1,6 +1,7 @@
 # The ATen table of the importer: one entry per supported ATen overload, mapping
 # it to an emitter that builds spyre ops (or a decomposition into op funcs).
-# Read by core._Importer; writes IR through NodeEmitter.
+# Read by core._Importer; writes IR through NodeEmitter.  The rows of indirect
+# accesses come from indirect.py.
 """ATen overload -> emitter.
 
 An emitter is ``fn(cx: NodeEmitter, *args, **kwargs)`` called with the node's
@@ -9,7 +10,8 @@ node's value: an SSA value, a tuple for multi-output ops, or None.  Pointwise
 ops whose ATen name maps 1:1 to an op func are listed in :data:`UNARY` and
 :data:`BINARY`; everything else is a small function below.  Decompositions
 (softmax, layer norm, comparisons, ...) live here too and produce only op
-funcs of :mod:`spyre_mlir.opfuncs`.
+funcs of :mod:`spyre_mlir.opfuncs`; reads and writes through an index are in
+:mod:`spyre_mlir.importer.indirect` (:data:`~spyre_mlir.importer.indirect.ROWS`).
 """
 
 from __future__ import annotations
@@ -21,11 +23,10 @@ from typing import Any
 
 import torch
 from xdsl.dialects import tensor
-from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
-from spyre_mlir.importer import views
-from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, missing, scalar, shape_of, tensor_type
+from spyre_mlir.importer import indirect, views
+from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, missing, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]
@@ -465,82 +466,6 @@ def _stack(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int = 0) -> SSAVal
 
 
 # --------------------------------------------------------------------------
-# 8. Indirect access
-# --------------------------------------------------------------------------
-
-
-def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False) -> SSAValue:
-    """``table`` read along ``dim`` at the values of ``index``, any i32 tensor (an int64 input or a
-    compile-time constant, staged as int32): a pointwise ``identity`` with an index (DESIGN §15);
-    ``along`` reads one element per index entry (``torch.gather``)."""
-    if not isinstance(table, SSAValue) or not isinstance(index, SSAValue):
-        raise Unsupported("the table and the index must be tensors")
-    if elem_of(index) != i32:
-        raise Unsupported(f"the index must be an integer tensor, got element type {elem_of(index)}")
-    if elem_of(table) == i32:
-        raise Unsupported("reading an integer table through an index is not supported")
-    if not shape_of(index):
-        raise Unsupported("a 0-d index is not supported")
-    rank = len(shape_of(table))
-    if not -rank <= dim < rank:
-        raise Unsupported(f"dim {dim} is outside the table rank {rank}")
-    if along and (len(shape_of(index)) != rank or any(
-            i > t for d, (i, t) in enumerate(zip(shape_of(index), shape_of(table))) if d != dim % rank)):
-        raise Unsupported(f"the index of shape {list(shape_of(index))} must have the rank of the table "
-                          f"{list(shape_of(table))} and fit in it off dim {dim}")
-    return cx.gather(table, dim % rank, index, along)
-
-
-def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:
-    """``dest`` with its rows along ``dim`` at the values of the 1-D ``index`` replaced by
-    ``rows`` (broadcast to their shape): a row store into ``dest``, written in place (DESIGN §17)."""
-    if not all(isinstance(v, SSAValue) for v in (dest, index, rows)):
-        raise Unsupported("the destination, the index and the rows must be tensors")
-    if elem_of(index) != i32:
-        raise Unsupported(f"the index must be an integer tensor, got element type {elem_of(index)}")
-    if len(shape_of(index)) != 1:
-        raise Unsupported(f"the index must be 1-D, got shape {list(shape_of(index))}")
-    rank = len(shape_of(dest))
-    if not -rank <= dim < rank:
-        raise Unsupported(f"dim {dim} is outside the destination rank {rank}")
-    dim %= rank
-    shape = (*shape_of(dest)[:dim], shape_of(index)[0], *shape_of(dest)[dim + 1:])
-    if shape_of(rows) != shape:
-        given = shape_of(rows)
-        if len(given) > len(shape) or any(g not in (1, n) for g, n in zip(reversed(given), reversed(shape))):
-            raise Unsupported(f"rows of shape {list(given)} do not broadcast to the stored shape {list(shape)}")
-        rows = cx.view(rows, views.expand_map(given, shape), shape)
-    return cx.scatter(dest, dim, index, cx.cast(rows, elem_of(dest)))
-
-
-def _index_copy(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:
-    return _store(cx, dest, dim, index, rows)
-
-
-def _index_put(cx: NodeEmitter, dest: Any, indices: Sequence[Any], rows: Any, accumulate: bool = False) -> SSAValue:
-    """``dest[..., index, ...] = rows`` with one index tensor (the others ``None``: whole dims)."""
-    given = [d for d, index in enumerate(indices) if index is not None]
-    if accumulate:
-        raise Unsupported("accumulating into indexed rows (accumulate=True) is not supported")
-    if len(given) != 1:
-        raise Unsupported(f"a store through {len(given)} index tensors is not supported; index one dim")
-    return _store(cx, dest, given[0], indices[given[0]], rows)
-
-
-def _embedding(cx: NodeEmitter, weight: Any, indices: Any, padding_idx: int = -1,
-               scale_grad_by_freq: bool = False, sparse: bool = False) -> SSAValue:
-    return _take(cx, weight, 0, indices)
-
-
-def _index_select(cx: NodeEmitter, x: Any, dim: int, index: Any) -> SSAValue:
-    return _take(cx, x, dim, index)
-
-
-def _gather(cx: NodeEmitter, x: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> SSAValue:
-    return _take(cx, x, dim, index, along=True)
-
-
-# --------------------------------------------------------------------------
 # The table
 # --------------------------------------------------------------------------
 
@@ -630,13 +555,8 @@ TABLE: dict[Any, Emitter] = {
     # concatenation
     aten.cat.default: _cat,
     aten.stack.default: _stack,
-    # indirect access
-    aten.embedding.default: _embedding,
-    aten.index_select.default: _index_select,
-    aten.gather.default: _gather,
-    # row stores
-    aten.index_copy.default: _index_copy,
-    aten.index_put.default: _index_put,
+    # indirect access and row stores
+    **indirect.ROWS,
 }
 
 
