@@ -108,7 +108,10 @@ class KernelArg:
     """A ``buffer`` the program writes in place (a mutated buffer: a KV cache); its bytes are the
     program's state, kept from one execution to the next."""
     range: tuple[int, int] | None = None
-    """The values ``[lo, hi)`` an integer ``input`` may take (``lo <= v < hi``)."""
+    """The values ``[lo, hi)`` an integer ``input`` (or one held as flags) may take (``lo <= v < hi``)."""
+    host_dtype: str | None = None
+    """The dtype of the host tensor of a float ``input`` that holds an integer or bool tensor as 0/1
+    flags (an attention mask): the runtime converts it to ``dtype`` when staging."""
 
     @property
     def is_input(self) -> bool:
@@ -167,6 +170,8 @@ class Manifest:
                 out["written"] = True
             if a.range is not None:
                 out["range"] = list(a.range)
+            if a.host_dtype is not None:
+                out["host_dtype"] = a.host_dtype
             return out
 
         return {"format": FORMAT, "version": VERSION, "bundle": self.bundle, "function": self.function,
@@ -207,6 +212,7 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
     written = "written" in obj
     if written and (obj["written"] is not True or role != "buffer"):
         raise SpyreError("'written' is true on a buffer only", loc=where)
+    host_dtype = _host_dtype(obj, role, where) if "host_dtype" in obj else None
     value_range = _range(obj, role, where) if "range" in obj else None
     return KernelArg(
         index, role, name, nbytes,
@@ -217,12 +223,24 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
                          _field(layout, "data_format", str, where),
                          _ints(layout["padded_shape"], "padded_shape", where) if "padded_shape" in layout
                          else None),
-        fill=fill, data=data, written=written, range=value_range)
+        fill=fill, data=data, written=written, range=value_range, host_dtype=host_dtype)
+
+
+HOST_DTYPES = ("bool", "int64", "int32", "int16", "int8", "uint8")
+"""Host dtypes a float input may hold as flags (``host_dtype``)."""
+
+
+def _host_dtype(obj: dict[str, Any], role: str, where: str) -> str:
+    value = _field(obj, "host_dtype", str, where)
+    if role != "input" or obj.get("dtype") not in ("float16", "bfloat16", "float32") or value not in HOST_DTYPES:
+        raise SpyreError(f"'host_dtype' must be one of {', '.join(HOST_DTYPES)} on a float input, got {value!r} on "
+                         f"{obj.get('dtype')} role '{role}'", loc=where)
+    return value
 
 
 def _range(obj: dict[str, Any], role: str, where: str) -> tuple[int, int]:
     bounds = _ints(obj["range"], "range", where)
-    integer = obj.get("dtype") in ("int32", "int8")
+    integer = obj.get("dtype") in ("int32", "int8") or "host_dtype" in obj
     if role != "input" or not integer or len(bounds) != 2 or bounds[0] >= bounds[1]:
         raise SpyreError(f"'range' must be [lo, hi] with lo < hi on an integer input, got {list(bounds)} on "
                          f"{obj.get('dtype')} role '{role}'", loc=where)
@@ -286,15 +304,18 @@ def tensor_arg(index: int, role: str, name: str, shape: Sequence[int], dtype: st
                device_size: Sequence[int], dim_order: Sequence[int], data_format: str,
                nbytes: int, fill: float | None = None,
                padded_shape: Sequence[int] | None = None, data: str | None = None,
-               written: bool = False, value_range: Sequence[int] | None = None) -> KernelArg:
+               written: bool = False, value_range: Sequence[int] | None = None,
+               host_dtype: str | None = None) -> KernelArg:
     """A tensor kernel argument (everything but the pool); ``fill`` for a constant (or an output
     the runtime initialises), ``data`` for a constant with stored values, ``padded_shape`` for a
     layout padded beyond ``shape``, ``written`` for a buffer the program writes in place,
-    ``value_range`` ``[lo, hi)`` for an integer input whose values the program was compiled for."""
+    ``value_range`` ``[lo, hi)`` for an integer input whose values the program was compiled for,
+    ``host_dtype`` for a float input holding an integer or bool host tensor as flags."""
     padded = None if padded_shape is None else tuple(padded_shape)
     bounds = None if value_range is None else (int(value_range[0]), int(value_range[1]))
     return KernelArg(index, role, name, nbytes, tuple(shape), dtype,
-                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data, written, bounds)
+                     ArgLayout(tuple(device_size), tuple(dim_order), data_format, padded), fill, data, written, bounds,
+                     host_dtype)
 
 
 _FILE_DTYPES = {"float16": np.dtype("<f2"), "bfloat16": np.dtype("<u2"), "float32": np.dtype("<f4"),

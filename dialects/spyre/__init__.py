@@ -35,6 +35,7 @@ from xdsl.ir import Dialect
 from spyre_mlir.dialects.spyre.attributes import (
     CONSTANT_VALUE_ATTR,
     RANGE_ATTR,
+    HOST_DTYPE_ATTR,
     TARGET_ATTR,
     HintAttr,
     LayoutAttr,
@@ -56,7 +57,7 @@ __all__ = [
     "PointwiseOp", "ReduceOp", "MatmulOp", "RestickifyOp", "ViewOp", "FillOp",
     "ComputeOp", "IndirectAccess",
     "LayoutAttr", "HintAttr", "PlacementAttr", "TargetAttr", "Memory", "PlacementKind",
-    "TARGET_ATTR", "CONSTANT_VALUE_ATTR", "RANGE_ATTR", "target_config", "attach_target",
+    "TARGET_ATTR", "CONSTANT_VALUE_ATTR", "RANGE_ATTR", "HOST_DTYPE_ATTR", "target_config", "attach_target",
     "layout_attr", "tensor_layout", "element_dtype", "expr_range",
 ]
 

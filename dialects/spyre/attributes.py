@@ -365,6 +365,12 @@ RANGE_ATTR = "spyre.range"
 (the import tabulated what the program computes from it over them).  Lowering carries it to the
 kernel argument (the manifest's ``range``); the runtime refuses a value outside."""
 
+HOST_DTYPE_ATTR = "spyre.host_dtype"
+"""The argument attribute ``"int64"`` (or ``"bool"``, ...) of a float input that holds an integer or
+bool host tensor as 0/1 flags (an attention mask; Spyre has no integer arithmetic): lowering carries
+it to the kernel argument (the manifest's ``host_dtype``); the runtime converts the host tensor when
+staging it, and refuses values outside its ``spyre.range``."""
+
 
 def target_config(module: ModuleOp) -> SpyreConfig:
     """The machine config of ``module``'s ``#spyre.target``; without one, the default (32 cores, LX fraction 0.2)."""

@@ -104,6 +104,7 @@ from xdsl.rewriter import InsertPoint
 
 from spyre_mlir.analysis.cost import PREDICTED_ATTR, OpCost, lower_bound_ns, price
 from spyre_mlir.analysis.kernel_args import (
+    argument_host_dtype,
     argument_range,
     argument_role_and_name,
     check_kernel_names,
@@ -155,6 +156,8 @@ class KernelArgInfo:
     """A ``buffer`` the program writes in place (a result updates it, ``spyre.updates``)."""
     value_range: tuple[int, int] | None = None
     """The values ``[lo, hi)`` an integer input takes (its ``spyre.range``)."""
+    host_dtype: str | None = None
+    """The host dtype of an input held as flags (its ``spyre.host_dtype``)."""
 
     def to_attr(self, index: int) -> DictionaryAttr:
         entries: dict[str, Attribute] = {"index": IntegerAttr(index, i64), "role": StringAttr(self.role),
@@ -177,6 +180,8 @@ class KernelArgInfo:
             entries["written"] = UnitAttr()
         if self.value_range is not None:
             entries["range"] = ArrayAttr(IntegerAttr(v, i64) for v in self.value_range)
+        if self.host_dtype is not None:
+            entries["host_dtype"] = StringAttr(self.host_dtype)
         return DictionaryAttr(entries)
 
 
@@ -263,7 +268,8 @@ def _argument_infos(source: func.FuncOp) -> list[KernelArgInfo]:
         layout = tensor_layout(arg_type)
         role, name = argument_role_and_name(source, i)
         args.append(KernelArgInfo(role, name, layout.nbytes, layout, value=_constant_value(source, i, role),
-                                  written=i in written, value_range=argument_range(source, i)))
+                                  written=i in written, value_range=argument_range(source, i),
+                                  host_dtype=argument_host_dtype(source, i)))
     return args
 
 

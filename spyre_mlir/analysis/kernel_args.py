@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntegerType, String
 from xdsl.ir import SSAValue
 
 from spyre_mlir.diagnostics import SpyreError, describe_argument
-from spyre_mlir.dialects.spyre import RANGE_ATTR
+from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR
 from spyre_mlir.manifest import ARGUMENT_ROLES
 
 
@@ -129,10 +129,25 @@ def argument_role_and_name(body: func.FuncOp, index: int) -> tuple[str, str]:
             _string_attr(body.arg_attrs, index, "spyre.name") or f"arg{index}")
 
 
+def argument_host_dtype(body: func.FuncOp, index: int) -> str | None:
+    """The host dtype of input argument ``index`` held as flags (its ``spyre.host_dtype``), None
+    when it has none; one on an argument that is not a float input is an error."""
+    value = _string_attr(body.arg_attrs, index, HOST_DTYPE_ATTR)
+    if value is None:
+        return None
+    arg = body.body.block.args[index]
+    role, _ = argument_role_and_name(body, index)
+    float_input = isinstance(arg.type, TensorType) and not isinstance(arg.type.get_element_type(), IntegerType)
+    if role != "input" or not float_input:
+        raise SpyreError(f"{describe_argument(arg)} has {HOST_DTYPE_ATTR} = \"{value}\": expected on a float input "
+                         "(an integer or bool host tensor held as flags)", op=body)
+    return value
+
+
 def argument_range(body: func.FuncOp, index: int) -> tuple[int, int] | None:
     """The values ``[lo, hi)`` input argument ``index`` takes (its ``spyre.range``), None when it has
     none; a ``spyre.range`` that is not ``array<i64: lo, hi>`` with ``lo < hi`` on an integer
-    input is an error."""
+    input (or a float one with a ``spyre.host_dtype``) is an error."""
     attrs = body.arg_attrs
     value = attrs.data[index].data.get(RANGE_ATTR) if attrs is not None and index < len(attrs.data) else None
     if value is None:
@@ -140,11 +155,12 @@ def argument_range(body: func.FuncOp, index: int) -> tuple[int, int] | None:
     arg = body.body.block.args[index]
     values = value.get_values() if isinstance(value, DenseArrayBase) else ()
     role, _ = argument_role_and_name(body, index)
-    integer = isinstance(arg.type, TensorType) and isinstance(arg.type.get_element_type(), IntegerType)
+    integer = isinstance(arg.type, TensorType) and isinstance(arg.type.get_element_type(), IntegerType) \
+        or argument_host_dtype(body, index) is not None
     if len(values) != 2 or not all(isinstance(v, int) for v in values) or values[0] >= values[1] \
             or role != "input" or not integer:
         raise SpyreError(f"{describe_argument(arg)} has {RANGE_ATTR} = {value}: expected array<i64: lo, hi> "
-                         "with lo < hi on an integer input", op=body)
+                         "with lo < hi on an integer input (or one held as flags)", op=body)
     return int(values[0]), int(values[1])
 
 

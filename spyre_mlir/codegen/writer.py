@@ -85,7 +85,8 @@ def _kernel_arg(attr: DictionaryAttr) -> KernelArg:
                       value("device_size"), value("dim_order"), value("data_format"), value("nbytes"),
                       value("fill") if "fill" in d else None,
                       value("padded_shape") if "padded_shape" in d else None,
-                      _data_name(attr), "written" in d, value("range") if "range" in d else None)
+                      _data_name(attr), "written" in d, value("range") if "range" in d else None,
+                      value("host_dtype") if "host_dtype" in d else None)
 
 
 def _number(attr: Attribute) -> int | float:

@@ -178,7 +178,10 @@ def host_array(arg: KernelArg, value: Any, where: str | None = None) -> np.ndarr
     (float64 or float32 for float16, bool, complex, floats for indices) is one
     :class:`SpyreError` at ``where`` naming the input, its dtype and shape and
     the expected ones, and what to do; so is a value outside the ``range`` of an
-    integer input, naming the value and the range.
+    integer input, naming the value and the range.  An input held as flags
+    (``host_dtype``: an attention mask) takes a bool or integer tensor whose
+    values are in its ``range`` (0 and 1) and is converted to its float dtype;
+    any other value is an error naming the first one and where it is.
     """
     assert arg.shape is not None and arg.dtype is not None
     array = as_numpy(value)
@@ -190,6 +193,8 @@ def host_array(arg: KernelArg, value: Any, where: str | None = None) -> np.ndarr
 
     if tuple(array.shape) != arg.shape:
         raise refuse(f"the program was compiled for static shapes; compile it for {list(array.shape)} to run those")
+    if arg.host_dtype is not None:
+        return _flags(arg, array, given, refuse, where)
     if arg.dtype in ("int32", "int8"):
         if array.dtype.kind not in "iu":
             raise refuse(f"{given} does not convert to {arg.dtype} exactly; give integers (of any integer dtype "
@@ -214,6 +219,21 @@ def host_array(arg: KernelArg, value: Any, where: str | None = None) -> np.ndarr
     if given != arg.dtype:
         raise refuse(f"{given} does not convert to {arg.dtype} exactly; convert it to {arg.dtype} first")
     return array
+
+
+def _flags(arg: KernelArg, array: np.ndarray, given: str, refuse: Any, where: str | None) -> np.ndarray:
+    """The host tensor of an input held as flags, checked and converted to the device's float dtype."""
+    assert arg.dtype is not None and arg.range is not None
+    if array.dtype.kind not in "biu":
+        raise refuse(f"the program holds this {arg.host_dtype} input as 0/1 flags; give a bool or integer tensor")
+    lo, hi = arg.range
+    outside = np.argwhere((array < lo) | (array >= hi)) if array.size else ()
+    if len(outside):
+        at = tuple(int(i) for i in outside[0])
+        raise SpyreError(f"input '{arg.name}' holds {int(array[at])} at {list(at)}: the program holds this "
+                         f"{arg.host_dtype} input as flags (it reads it as data, an attention mask, and Spyre has no "
+                         f"integer arithmetic), so its values must be in [{lo}, {hi})", loc=where)
+    return array.astype(arg.dtype)
 
 
 def as_numpy(value: Any) -> np.ndarray:
