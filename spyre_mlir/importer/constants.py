@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     StringAttr,
+    TensorType,
     f32,
     i32,
 )
@@ -27,7 +29,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR
 from spyre_mlir.importer import views
-from spyre_mlir.importer.emitter import NodeEmitter, element_type, ident, shape_of, tensor_type
+from spyre_mlir.importer.elements import element_type, is_float
+from spyre_mlir.importer.emitter import NodeEmitter, ident, shape_of, tensor_type
 from spyre_mlir.importer.folding import INDEX_OPS, KnownValues, identity_offset, same_rows, splat_value
 from spyre_mlir.importer.locations import node_error, node_loc, op_name
 
@@ -45,6 +48,8 @@ class ConstantArguments:
     arg_types: list[Attribute]
     arg_attrs: list[DictionaryAttr]
     known: KnownValues
+    values: Mapping[torch.fx.Node, Any] = field(default_factory=dict)
+    """The value the importer emitted for each node (the float type a consumer computes in)."""
     made: dict[tuple[torch.fx.Node, Attribute], SSAValue] = field(default_factory=dict)
     """The value made for each (node, element type)."""
 
@@ -60,6 +65,11 @@ class ConstantArguments:
         if key not in self.made:
             self.made[key] = self._materialise(node, value, elem)
         return self.made[key]
+
+    def made_for(self, node: torch.fx.Node, value: torch.Tensor, elem: Attribute, prefix: str) -> SSAValue:
+        """``value``, which ``node``'s emitter computed at compile time (a constant operand of its
+        lowering), as a fill or a constant argument of ``elem`` named ``<prefix>_<node>``."""
+        return self._materialise(node, value, elem, prefix)
 
     def read_table(self, node: torch.fx.Node, consumer: torch.fx.Node, index: SSAValue,
                    table: torch.Tensor) -> SSAValue:
@@ -110,7 +120,8 @@ class ConstantArguments:
 
     def element(self, value: torch.Tensor, consumer: torch.fx.Node) -> Attribute:
         """The element type a known tensor takes: its own for a float dtype, int32 for the index of
-        an indirect access, else (bool, integers) the float type ``consumer`` computes in."""
+        an indirect access, else (bool, integers) the float type ``consumer`` computes in: its own,
+        or that of an operand (a float tensor, or a bool or integer one the device holds as floats)."""
         if value.dtype.is_floating_point and element_type(value.dtype) is not None:
             return element_type(value.dtype)
         if not value.dtype.is_floating_point and consumer.target in INDEX_OPS:
@@ -121,6 +132,11 @@ class ConstantArguments:
                 elem = element_type(val.dtype)
                 if elem is not None:
                     return elem
+        for candidate in consumer.all_input_nodes:  # bools and integers the device holds as floats
+            emitted = self.values.get(candidate)
+            if isinstance(emitted, SSAValue) and isinstance(emitted.type, TensorType) \
+                    and is_float(emitted.type.get_element_type()):
+                return emitted.type.get_element_type()
         raise node_error(consumer, f"a compile-time {value.dtype} tensor feeds '{op_name(consumer)}', which "
                                    "computes in no float type (Spyre has float16, bfloat16, float32 and int8)")
 

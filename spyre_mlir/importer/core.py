@@ -3,7 +3,8 @@
 # meta: val, stack_trace, custom hints) and named dims; writes a ModuleOp.
 # Which ATen op becomes which spyre ops is decided by the table in table.py,
 # built with emitter.py's NodeEmitter; compile-time values become arguments
-# through constants.py.
+# through constants.py; how an input is held (an int32 index, 0/1 flags in a
+# float type) is decided by elements.py.
 # graph_inputs() gives each input's tensor under the name the importer gives it
 # (spyre.name, the manifest's), through the program's signature.
 """``torch.export`` -> ``spyre`` dialect (DESIGN §4 stage 0).
@@ -42,10 +43,11 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from spyre_mlir.analysis.kernel_args import UPDATES_ATTR
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import RANGE_ATTR, FillOp, HintAttr
+from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
-from spyre_mlir.importer.emitter import Missing, NodeEmitter, Unsupported, element_type, ident, shape_of, tensor_type
+from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element
+from spyre_mlir.importer.emitter import Missing, NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import repair
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
@@ -246,7 +248,7 @@ class _Importer:
         examples = self._example_tensors()
         self.known = known_values(ep, examples)
         self.tabulation = tabulate(ep, self.known)
-        self.constants = ConstantArguments(self.block, self.arg_types, self.arg_attrs, self.known)
+        self.constants = ConstantArguments(self.block, self.arg_types, self.arg_attrs, self.known, self.values)
         self.check_supported()
         placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
         arg_types, arg_attrs = self.arg_types, self.arg_attrs
@@ -266,15 +268,13 @@ class _Importer:
             if 0 in shape:
                 raise node_error(node, f"graph input '{node.name}' has the empty shape {list(shape)}: Spyre computes "
                                  "on tensors with at least one element in every dim")
-            # int64 inputs (token ids) are staged as int32, the device's index type.
-            elem = i32 if val.dtype == torch.int64 else element_type(val.dtype)
-            if elem is None:
-                raise node_error(node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
-                                 "(Spyre has float16, bfloat16, float32, int8 and int32; int64 is "
-                                 "staged as int32)")
+            elem, host_dtype = self._input_element(node, val)
             arg_types.append(tensor_type(elem, shape))
             attrs: dict[str, Attribute] = {"spyre.role": StringAttr(role),
                                            "spyre.name": StringAttr(input_name(spec))}
+            if host_dtype is not None:
+                attrs[HOST_DTYPE_ATTR] = StringAttr(host_dtype)
+                attrs[RANGE_ATTR] = DenseArrayBase.from_list(i64, list(FLAG_RANGE))
             if spec.target is not None:
                 attrs["spyre.target"] = StringAttr(spec.target)
             index = user_index if kind == "USER_INPUT" else spec.arg.name
@@ -333,6 +333,7 @@ class _Importer:
         ret = func.ReturnOp(*results)
         block.add_op(ret)
         _drop_dead(block)
+        _drop_unread_constants(block, arg_types, arg_attrs)
         f = func.FuncOp(self.func_name, (arg_types, [r.type for r in results]), Region(block),
                         arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
         folded = self._folded_ops()
@@ -346,6 +347,23 @@ class _Importer:
         fills = {node for (node, _), v in self.constants.made.items()
                  if isinstance(v.owner, FillOp) and not node.all_input_nodes}
         return self.known.evaluated + self.tabulation.evaluated - len(fills)
+
+    def _input_element(self, node: torch.fx.Node, val: torch.Tensor) -> tuple[Attribute, str | None]:
+        """How graph input ``node`` is held on the device (:func:`~spyre_mlir.importer.elements.input_element`):
+        int64 token ids are staged as int32, the device's index type; an integer or bool input read as
+        data (an attention mask) is held as 0/1 flags in a float type."""
+        if node in self.tabulation.domains:
+            return i32, None  # read through tables of its values (folding.tabulate)
+        users = [u for u in node.users if not self._computed(u) and u.target not in _NO_READ]
+        try:
+            held = input_element(node, users)
+        except ReadTwoWays as e:
+            raise node_error(e.user, f"graph input '{node.name}' ({val.dtype}): {e}") from None
+        if held is None:
+            raise node_error(node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
+                             "(Spyre has float16, bfloat16, float32, int8 and int32; integer inputs are "
+                             "staged as int32 indices, or as 0/1 flags where they are read as data)")
+        return held
 
     def _static_shape(self, node: torch.fx.Node, val: torch.Tensor) -> tuple[int, ...]:
         shape = []
@@ -371,7 +389,8 @@ class _Importer:
             if isinstance(v, torch.Tensor):
                 self._static_shape(node, v)
         loc, _ = node_loc(node)
-        cx = NodeEmitter(node, block, loc, _hint_attr(node, self.renumber))
+        cx = NodeEmitter(node, block, loc, _hint_attr(node, self.renumber), known=self._known_tensor,
+                         constant=lambda value, elem: self.constants.made_for(node, value, elem, "const"))
         args = torch.fx.node.map_arg(node.args, lambda n: self._value(n, node))
         kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: self._value(n, node))
         try:
@@ -381,6 +400,11 @@ class _Importer:
         except TypeError as e:
             raise node_error(node, f"unsupported ATen op '{name}': unexpected arguments ({e})") from None
         self.values[node] = result
+
+    def _known_tensor(self, node: Any) -> Any:
+        """The compile-time value of ``node`` (an argument of the node being emitted), None when it
+        is not known."""
+        return self.known[node] if isinstance(node, torch.fx.Node) and node in self.known else None
 
     def _value(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
         if node in self.tabulation.tables:
@@ -408,6 +432,9 @@ class _Importer:
         return read and isinstance(val, torch.Tensor) and element_type(val.dtype) is not None
 
 
+_NO_READ = (torch.ops.aten._assert_tensor_metadata.default,)
+"""ATen ops that read no value of their argument (checks of its metadata)."""
+
 FOLDED_OPS_ATTR = "spyre.folded_ops"
 """Function attribute: how many ATen ops the import evaluated at compile time."""
 
@@ -423,6 +450,16 @@ def _drop_dead(block: Block) -> None:
     for op in reversed(list(block.ops)):
         if op.name.startswith("spyre.") and all(not r.uses for r in op.results):
             block.erase_op(op)
+
+
+def _drop_unread_constants(block: Block, arg_types: list[Attribute], arg_attrs: list[DictionaryAttr]) -> None:
+    """Erase the constant arguments no op reads (an emitter that read a compile-time index tensor's
+    values, as a view's offsets, instead of the tensor)."""
+    for i in reversed(range(len(block.args))):
+        role = arg_attrs[i].data.get("spyre.role")
+        if not block.args[i].uses and isinstance(role, StringAttr) and role.data == "constant":
+            block.erase_arg(block.args[i])
+            del arg_types[i], arg_attrs[i]
 
 
 # ATen ops with an op func of their own: kept whole instead of decomposed

@@ -13,41 +13,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    TensorType,
-    i8,
-    i32,
-)
+from xdsl.dialects.builtin import ArrayAttr, TensorType, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, MatmulOp, PointwiseOp, ReduceOp, ViewOp
+from spyre_mlir.importer.elements import result_element
 from spyre_mlir.opfuncs import COPY
 
 Scalar = int | float
 Value = SSAValue
 
 # --------------------------------------------------------------------------
-# Element types
+# Types
 # --------------------------------------------------------------------------
-
-_ELEMENT_TYPES: dict[torch.dtype, Callable[[], Attribute]] = {
-    torch.float16: Float16Type,
-    torch.bfloat16: BFloat16Type,
-    torch.float32: Float32Type,
-    torch.int8: lambda: i8,
-    torch.int32: lambda: i32,
-}
-
-
-def element_type(dtype: torch.dtype) -> Attribute | None:
-    """The MLIR element type of a torch dtype, None when Spyre has none."""
-    make = _ELEMENT_TYPES.get(dtype)
-    return None if make is None else make()
 
 
 def tensor_type(elem: Attribute, shape: Sequence[int]) -> TensorType:
@@ -93,6 +72,10 @@ class NodeEmitter:
     location: Attribute
     hints: ArrayAttr | None
     created: list[Operation] = field(default_factory=list)
+    known: Callable[[torch.fx.Node], Any] = lambda node: None
+    """The value of an argument node known at compile time (None when it is not known)."""
+    constant: Callable[[torch.Tensor, Attribute], Value] | None = None
+    """Makes a compile-time tensor a value of the given element type (a fill or a constant argument)."""
 
     # -- the node -----------------------------------------------------------
     @property
@@ -100,16 +83,16 @@ class NodeEmitter:
         return self.node.meta.get("val")
 
     def out_elem(self, like: Value | None = None) -> Attribute:
-        """The node's element type; a bool result takes ``like``'s (Spyre has no bool)."""
+        """The node's element type; a bool result, or an integer one computed from float data, takes
+        ``like``'s (:func:`~spyre_mlir.importer.elements.result_element`: Spyre has no bool)."""
         val = self.val
         v = val[0] if isinstance(val, (tuple, list)) else val
         if isinstance(v, torch.Tensor):
-            if v.dtype == torch.bool and like is not None:
-                return elem_of(like)
-            elem = element_type(v.dtype)
+            elem = result_element(v.dtype, None if like is None else elem_of(like))
             if elem is None:
                 raise Unsupported(f"dtype {v.dtype} is not supported (Spyre has float16, bfloat16, "
-                                  "float32 and int8)")
+                                  "float32 and int8; integers and bools computed from data are held in "
+                                  "the float type of that data)")
             return elem
         assert like is not None
         return elem_of(like)
@@ -243,6 +226,12 @@ class NodeEmitter:
         ``rows`` (:meth:`PointwiseOp.scatter`: a row store, written in place)."""
         return self._add(PointwiseOp.scatter(index, rows, dest, dim))
 
+    def tensor(self, value: torch.Tensor, elem: Attribute) -> Value:
+        """``value``, computed at compile time, as a tensor of ``elem`` the node's ops read."""
+        if self.constant is None:
+            raise Unsupported("it needs a compile-time tensor, and none can be made here")
+        return self.constant(value, elem)
+
     def upstream(self, op: Operation) -> Value:
         """An upstream op (``tensor.empty``, ``tensor.insert_slice``) at the node's location."""
         return self._add(op)
@@ -270,5 +259,5 @@ def ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
-__all__ = ["NodeEmitter", "Unsupported", "Missing", "missing", "scalar", "element_type", "tensor_type", "shape_of",
+__all__ = ["NodeEmitter", "Unsupported", "Missing", "missing", "scalar", "tensor_type", "shape_of",
            "elem_of", "broadcast_shape", "ident"]

@@ -1,6 +1,7 @@
 # Indirect access in the importer's ATen table: reads through an index
-# (embedding, index_select, gather) and row stores through one (index_copy,
-# index_put), as spyre.pointwise "identity" ops with an index operand.  Read by
+# (embedding, index_select, gather, index) and row stores through one
+# (index_copy, index_put), as spyre.pointwise "identity" ops with an index
+# operand; an index whose compile-time index tensors are affine is a view.  Read by
 # table.py, which merges ROWS into the one ATen table; writes IR through
 # NodeEmitter.
 """ATen ops that read or write a tensor through an index tensor (DESIGN §15, §17).
@@ -19,6 +20,7 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import views
+from spyre_mlir.importer.elements import dtype_of
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, shape_of
 
 aten = torch.ops.aten
@@ -82,6 +84,78 @@ def _index_put(cx: NodeEmitter, dest: Any, indices: Sequence[Any], rows: Any, ac
     return _store(cx, dest, given[0], indices[given[0]], rows)
 
 
+def _index(cx: NodeEmitter, x: Any, indices: Sequence[Any]) -> SSAValue:
+    """``x[indices]`` (advanced indexing; ``None`` entries are whole dims): with compile-time index
+    tensors that are affine in the result's coordinates (the ``arange`` grids of transformers'
+    ``padding_mask[batch_idx, kv_idx]``), a view of ``x``; with one index tensor (computed from data,
+    or any compile-time one), an indirect read (:func:`_take`)."""
+    if not isinstance(x, SSAValue):
+        raise Unsupported("the indexed value must be a tensor")
+    nodes = list(cx.node.args[1])
+    if any(dtype_of(n) in (torch.bool, torch.uint8) for n in nodes):
+        raise Unsupported("indexing with a mask (its result's size depends on the mask's values); keep the shape "
+                          "static with torch.where(mask, x, 0)")
+    known = [None if n is None else cx.known(n) for n in nodes]
+    view = _index_view(cx, x, known) if all(n is None or k is not None for n, k in zip(nodes, known)) else None
+    if view is not None:
+        return view
+    given = [d for d, index in enumerate(indices) if index is not None]
+    if len(given) != 1:
+        raise Unsupported(f"{len(given)} index tensors that are not a view of the indexed value (their values "
+                          "are data, or not affine in the result's coordinates): Spyre reads through one index "
+                          "tensor")
+    return _take(cx, x, given[0], indices[given[0]])
+
+
+def _index_view(cx: NodeEmitter, x: SSAValue, known: Sequence[torch.Tensor | None]) -> SSAValue | None:
+    """``x[known]`` as a view when each index tensor, broadcast to the indices' shape, is
+    ``c + sum(a_k * k)`` over its coordinates ``k`` (torch's layout of the result: the broadcast
+    dims in place of adjacent indexed dims, else first, then the whole dims); else None."""
+    src = shape_of(x)
+    entries = [*known, *[None] * (len(src) - len(known))]
+    indexed = [d for d, t in enumerate(entries) if t is not None]
+    grid = tuple(torch.broadcast_shapes(*(t.shape for t in entries if t is not None)))
+    adjacent = indexed == list(range(indexed[0], indexed[-1] + 1))
+    first = indexed[0] if adjacent else 0
+    whole = [d for d, t in enumerate(entries) if t is None]
+    result_dim = {d: (d if d < first else d - len(indexed) + len(grid)) if adjacent else len(grid) + k
+                  for k, d in enumerate(whole)}
+    terms: list[tuple[int, dict[int, int]]] = []
+    for d, t in enumerate(entries):
+        if t is None:
+            terms.append((0, {result_dim[d]: 1}))
+            continue
+        values = torch.where(t < 0, t + src[d], t).expand(grid).to(torch.int64)
+        if values.numel() and (int(values.min()) < 0 or int(values.max()) >= src[d]):
+            raise Unsupported(f"an index outside dim {d} of size {src[d]}")
+        form = _affine_form(values)
+        if form is None:
+            return None
+        const, coefficients = form
+        terms.append((const, {first + k: a for k, a in coefficients.items()}))
+    out = tuple(int(s) for s in cx.val.shape)
+    return cx.view(x, views.affine_map(len(out), terms), out)
+
+
+def _affine_form(values: torch.Tensor) -> tuple[int, dict[int, int]] | None:
+    """``(c, {k: a_k})`` with ``values[i] == c + sum(a_k * i_k)`` for every coordinate ``i``, else None."""
+    if not values.numel():
+        return 0, {}
+    origin = (0,) * values.dim()
+    const = int(values[origin]) if values.dim() else int(values)
+    coefficients: dict[int, int] = {}
+    fitted = torch.full(values.shape, const, dtype=torch.int64)
+    for k, size in enumerate(values.shape):
+        if size == 1:
+            continue
+        step = tuple(1 if j == k else 0 for j in range(values.dim()))
+        a = int(values[step]) - const
+        if a:
+            coefficients[k] = a
+            fitted = fitted + a * torch.arange(size).reshape([size if j == k else 1 for j in range(values.dim())])
+    return (const, coefficients) if torch.equal(fitted, values) else None
+
+
 def _embedding(cx: NodeEmitter, weight: Any, indices: Any, padding_idx: int = -1,
                scale_grad_by_freq: bool = False, sparse: bool = False) -> SSAValue:
     return _take(cx, weight, 0, indices)
@@ -98,6 +172,7 @@ def _gather(cx: NodeEmitter, x: Any, dim: int, index: Any, *, sparse_grad: bool 
 ROWS: dict[Any, Callable[..., Any]] = {
     aten.embedding.default: _embedding,
     aten.index_select.default: _index_select,
+    aten.index.Tensor: _index,
     aten.gather.default: _gather,
     aten.index_copy.default: _index_copy,
     aten.index_put.default: _index_put,

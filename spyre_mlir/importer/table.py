@@ -26,6 +26,7 @@ from xdsl.dialects import tensor
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import indirect, views
+from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, is_integral
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, missing, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
@@ -203,9 +204,7 @@ def _where(cx: NodeEmitter, cond: SSAValue, x: Any, y: Any) -> SSAValue:
 
 
 def _is_bool(cx: NodeEmitter, position: int) -> bool:
-    arg = cx.node.args[position] if position < len(cx.node.args) else None
-    val = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
-    return isinstance(val, torch.Tensor) and val.dtype == torch.bool
+    return position < len(cx.node.args) and dtype_of(cx.node.args[position]) == torch.bool
 
 
 def _flag(cx: NodeEmitter, position: int, x: SSAValue) -> SSAValue:
@@ -252,8 +251,17 @@ def _any_all(op_func: str) -> Emitter:
 
 
 def _to_copy(cx: NodeEmitter, x: SSAValue, **kwargs: Any) -> SSAValue:
-    if kwargs.get("dtype") == torch.bool:
-        raise Unsupported("conversion to torch.bool (Spyre has no bool type)")
+    """A conversion: to bool, the flag ``x != 0`` (a bool stays itself); to an integer dtype, an
+    integer or bool value as it is held (an int32 index, or a float of integer value); to a float
+    dtype, a cast."""
+    dtype, source = kwargs.get("dtype"), dtype_of(cx.node.args[0])
+    if dtype == torch.bool:
+        return x if source == torch.bool else cx.binary("notequal", x, 0.0)
+    if dtype is not None and is_integral(dtype):
+        if source is None or not is_integral(source):
+            raise Unsupported(f"conversion of a float tensor to {dtype} (Spyre has no integer arithmetic; "
+                              "it holds integers computed from bools and integer inputs as floats)")
+        return x
     return cx.cast(x, cx.out_elem(x))
 
 
@@ -271,6 +279,35 @@ def _reduction(op_func: str) -> Emitter:
         dims = [dim] if isinstance(dim, int) else list(dim or [])
         return cx.reduce(op_func, x, dims, keepdim)
     return emit
+
+
+def _cumsum(cx: NodeEmitter, x: SSAValue, dim: int, *, dtype: Any = None) -> SSAValue:
+    """The running sum along ``dim`` (of size ``n``): a matmul of ``x``, ``dim`` last, with the
+    ``[n, n]`` upper-triangular matrix of ones (``y[.., i] = sum(x[.., j] for j <= i)``).  An integer
+    sum held in float16 is exact up to 2048 only: a longer ``dim`` is refused."""
+    shape = shape_of(x)
+    rank = len(shape)
+    if rank == 0:
+        return x
+    dim %= rank
+    n = shape[dim]
+    elem = cx.out_elem(x)
+    if is_integral(cx.val.dtype) and elem == FLAG_ELEMENT and n > _FLOAT16_EXACT:
+        raise Unsupported(f"an integer running sum over {n} elements, held in float16 (exact up to "
+                          f"{_FLOAT16_EXACT}): Spyre has no integer arithmetic")
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    rows = _permute(cx, cx.cast(x, elem), perm) if perm != list(range(rank)) else cx.cast(x, elem)
+    moved = shape_of(rows)
+    flat = (math.prod(moved[:-1]), n)
+    table = cx.tensor(torch.ones(n, n).triu(), elem)
+    summed = cx.matmul(cx.view(rows, views.reshape_map(moved, flat), flat), table)
+    out = cx.view(summed, views.reshape_map(flat, moved), moved)
+    back = [perm.index(d) for d in range(rank)]
+    return _permute(cx, out, back) if back != list(range(rank)) else out
+
+
+_FLOAT16_EXACT = 2048
+"""float16 holds every integer up to this one exactly."""
 
 
 def _reduction_with_indices(op_func: str, what: str) -> Emitter:
@@ -502,6 +539,7 @@ TABLE: dict[Any, Emitter] = {
     # reductions
     aten.sum.dim_IntList: _reduction("sum"),
     aten.sum.default: _reduction("sum"),
+    aten.cumsum.default: _cumsum,
     aten.mean.dim: _reduction("mean"),
     aten.mean.default: _reduction("mean"),
     aten.amax.default: _reduction("max"),

@@ -13,7 +13,7 @@ a reshape that only splits or merges dims keeps its terms small, and bounded
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.ir.affine import AffineExpr, AffineMap
 
@@ -138,6 +138,19 @@ def select_map(src: Sequence[int], dim: int, index: int) -> AffineMap:
         else:
             exprs.append(_dim(d - 1))
     return _finish(len(src) - 1, exprs)
+
+
+def affine_map(num_dims: int, terms: Sequence[tuple[int, Mapping[int, int]]]) -> AffineMap:
+    """Per source dim ``(c, {result dim: coefficient})``: ``src[.., c + sum(a * d), ..]``
+    (``aten.index`` with compile-time index tensors that are affine in the result's coordinates)."""
+    exprs: list[AffineExpr] = []
+    for const, coefficients in terms:
+        expr: AffineExpr | None = None
+        for d, a in sorted(coefficients.items()):
+            term = _scaled(d, a)
+            expr = term if expr is None else expr + term
+        exprs.append(_const(const) if expr is None else expr + const if const else expr)
+    return _finish(num_dims, exprs)
 
 
 def eval_map(view_map: AffineMap, coords: Sequence[int]) -> tuple[int, ...]:

@@ -339,26 +339,26 @@ def test_view_map_check_can_fail():
 def test_unsupported_op_names_op_and_line():
     def fn(x):
         y = x + 1
-        return torch.cumsum(y, 0)  # the line of the error
+        return torch.cumprod(y, 0)  # the line of the error
 
     line = fn.__code__.co_firstlineno + 2
     with pytest.raises(SpyreError) as err:
         import_program(export_model(fn, X))
-    assert err.value.msg == "unsupported ATen op 'aten.cumsum.default'"
+    assert err.value.msg == "unsupported ATen op 'aten.cumprod.default'"
     assert err.value.location() == f"{__file__}:{line}"
 
 
 def test_every_unsupported_op_is_in_one_error():
     """One run names every op the importer lacks, with its count and first model line."""
     def fn(x):
-        y = torch.cumsum(x, 0)  # first cumsum
-        z = torch.cumsum(y, 1)
+        y = torch.cumprod(x, 0)  # first cumprod
+        z = torch.cumprod(y, 1)
         return torch.sort(z, 0).values  # the sort
 
     first = fn.__code__.co_firstlineno + 1
     with pytest.raises(SpyreError) as err:
         import_program(export_model(fn, X))
-    assert err.value.msg == (f"unsupported ATen ops: 'aten.cumsum.default' (2 times, first at {__file__}:{first}), "
+    assert err.value.msg == (f"unsupported ATen ops: 'aten.cumprod.default' (2 times, first at {__file__}:{first}), "
                              f"'aten.sort.default' (once, first at {__file__}:{first + 2})")
     assert err.value.location() == f"{__file__}:{first}"
 

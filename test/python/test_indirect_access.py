@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+import spyre_mlir
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import PointwiseOp
 from spyre_mlir.importer import export_model, import_program
@@ -197,10 +198,14 @@ def test_an_id_outside_the_table_is_an_error_of_the_file_that_reads_it(tmp_path)
     assert e.value.loc == "sdsc_0.json"
 
 
-def test_an_integer_input_read_as_data_is_an_error_at_its_model_line():
-    program = export_model(lambda ids: ids.to(torch.float16) * 2, (torch.randint(0, 5, (4, 64)),))
-    with pytest.raises(SpyreError, match=r"an integer tensor \(int64 inputs are staged as int32\) is read only "
-                                         "as the index of embedding, index_select or gather") as e:
-        import_program(program)
-    line = test_an_integer_input_read_as_data_is_an_error_at_its_model_line.__code__.co_firstlineno + 1
-    assert e.value.loc == f"{__file__}:{line}"  # the model's file as Python names it
+def test_an_integer_input_read_as_data_is_held_as_flags(tmp_path):
+    """An int64 input read as data, not as an index, is held as 0/1 flags in float16: it computes
+    for 0 and 1, and the runtime refuses any other value (Spyre has no integer arithmetic)."""
+    def double(ids):
+        return ids.to(torch.float16) * 2
+
+    flags = torch.randint(0, 2, (4, 64))
+    program = spyre_mlir.compile(double, (flags,), cores=4, out_dir=tmp_path / "out")
+    torch.testing.assert_close(program.run(flags), double(flags))
+    with pytest.raises(SpyreError, match=r"input 'ids' holds 3 at \[0, 0\].*must be in \[0, 2\)"):
+        program.run(torch.full((4, 64), 3))

@@ -1,0 +1,118 @@
+# Element-type decisions of the importer: which MLIR element type a torch dtype
+# is, how a graph input of an integer or bool dtype is held on the device (an
+# int32 index, or 0/1 flags in a float type with the host dtype recorded for
+# staging), and which float type an integer or bool value computed on the
+# device, or known at compile time, takes.  Reads FX nodes and their meta;
+# writes nothing.
+"""Element types of torch values on Spyre (DESIGN §15 "Bool values").
+
+Spyre computes in float16, bfloat16, float32 and int8, and reads int32 only as
+the index of an indirect access; it has no bool and no integer arithmetic.  So:
+
+* an integer graph input that only indirect accesses read (as their index) is
+  staged as int32 (:func:`input_element`);
+* an integer or bool graph input that the program reads as data (an
+  ``attention_mask``) is held as 0/1 flags in :data:`FLAG_ELEMENT`; the
+  argument records the host dtype (``spyre.host_dtype``) and the range
+  ``[0, 2)``, and the runtime converts it when staging and refuses any other
+  value;
+* a bool or integer result of a device op takes the float type of the value it
+  is computed from (:func:`result_element`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i8, i32
+from xdsl.ir import Attribute
+
+from spyre_mlir.importer.folding import INDEX_OPS, index_arguments
+from spyre_mlir.importer.locations import op_name
+
+_ELEMENT_TYPES: dict[torch.dtype, Callable[[], Attribute]] = {
+    torch.float16: Float16Type,
+    torch.bfloat16: BFloat16Type,
+    torch.float32: Float32Type,
+    torch.int8: lambda: i8,
+    torch.int32: lambda: i32,
+}
+
+FLAG_ELEMENT = Float16Type()
+"""The element type integer and bool inputs read as data are held in: 0 and 1 are exact."""
+
+FLAG_RANGE = (0, 2)
+"""The values ``[lo, hi)`` an input held as flags may take."""
+
+HOLDABLE = (torch.bool, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+"""Host dtypes an input held as flags may have."""
+
+
+def element_type(dtype: torch.dtype) -> Attribute | None:
+    """The MLIR element type of a torch dtype, None when Spyre has none."""
+    make = _ELEMENT_TYPES.get(dtype)
+    return None if make is None else make()
+
+
+def dtype_of(node: object) -> torch.dtype | None:
+    """The dtype of the tensor an FX node computes, None for anything else."""
+    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return val.dtype if isinstance(val, torch.Tensor) else None
+
+
+def is_integral(dtype: torch.dtype) -> bool:
+    """Whether ``dtype`` is an integer or bool dtype."""
+    return not dtype.is_floating_point and not dtype.is_complex
+
+
+class ReadTwoWays(Exception):
+    """An integer input read both as an index and as data: ``user`` reads it as the index."""
+
+    def __init__(self, user: torch.fx.Node, message: str):
+        super().__init__(message)
+        self.user = user
+
+
+def input_element(node: torch.fx.Node, device_users: list[torch.fx.Node]) -> tuple[Attribute, str | None] | None:
+    """How graph input ``node`` is held on the device: its element type and, for an input held as
+    flags, its host dtype (``"int64"``, ``"bool"``); None when Spyre cannot hold it.
+
+    ``device_users`` are the nodes the device computes that read it.  A float or int8 input is
+    held as itself; an integer input only indirect accesses read is staged as int32 (int64 token
+    ids); an integer or bool input read as data is held as flags in :data:`FLAG_ELEMENT`.  An
+    integer input read both as an index and as data is :class:`ReadTwoWays`.
+    """
+    val = node.meta.get("val")
+    dtype = val.dtype
+    if dtype in (torch.int64, torch.int32) and all(u.target in INDEX_OPS for u in device_users):
+        return i32, None  # an index (or an integer table, which the indirect access refuses)
+    if not is_integral(dtype) or dtype == torch.int8:
+        elem = element_type(dtype)
+        return None if elem is None else (elem, None)
+    if dtype not in HOLDABLE:
+        return None
+    indexing = [u for u in device_users if any(index is node for index, _, _ in index_arguments(u))]
+    if indexing:
+        raise ReadTwoWays(indexing[0], f"it is read both as the index of '{op_name(indexing[0])}' and as data; "
+                          "Spyre holds an index as int32 and data as float flags, not both: give the model two "
+                          "inputs, one read as the index and one as data")
+    return FLAG_ELEMENT, str(dtype).removeprefix("torch.")
+
+
+def result_element(dtype: torch.dtype, like: Attribute | None) -> Attribute | None:
+    """The element type of a device op's result of ``dtype``, computed from a value of element type
+    ``like``: a bool, or an integer computed from float-held data, takes ``like``; otherwise its
+    own (None when Spyre has none)."""
+    if like is not None and is_integral(dtype) and (dtype == torch.bool or is_float(like)):
+        return like
+    return element_type(dtype)
+
+
+def is_float(elem: Attribute) -> bool:
+    """Whether ``elem`` is a float element type (float16, bfloat16, float32)."""
+    return isinstance(elem, Float16Type | BFloat16Type | Float32Type)
+
+
+__all__ = ["FLAG_ELEMENT", "FLAG_RANGE", "HOLDABLE", "ReadTwoWays", "dtype_of", "element_type", "is_integral",
+           "input_element", "result_element", "is_float"]
