@@ -59,6 +59,12 @@ class Model:
     past: int = 0
     """Llama, Granite: a decode step of ``length`` new tokens after ``past`` positions whose keys
     and values are inputs (0: no cache)."""
+    padding: str = ""
+    """transformers called with ids: ``"left"`` or ``"right"`` pads every row but the first with an
+    ``attention_mask`` input (row ``b`` has ``b * length // (2 * batch)`` padded positions);
+    ``""``: no mask."""
+    mask_dtype: torch.dtype = torch.int64
+    """The ``attention_mask``'s dtype (``torch.int64``, as tokenizers return it, or ``torch.bool``)."""
 
     @property
     def name(self) -> str:
@@ -73,7 +79,8 @@ class Model:
         size = "" if self.hidden == 128 and self.layers == 1 else f"-h{self.hidden}x{self.layers}"
         batch = "" if self.batch == 1 else f"-b{self.batch}"
         past = f"-past{self.past}" if self.past else ""
-        return f"{self.family}-{how}-{dtype}-{self.length}{size}{batch}{past}"
+        mask = f"-{self.padding}-{str(self.mask_dtype).removeprefix('torch.')}" if self.padding else ""
+        return f"{self.family}-{how}-{dtype}-{self.length}{size}{batch}{past}{mask}"
 
 
 def _config(model: Model) -> Any:
@@ -128,6 +135,27 @@ class FromEmbeds(_Caller):
         return self.net(inputs_embeds=inputs_embeds).last_hidden_state
 
 
+class FromIdsAndMask(_Caller):
+    """``net(input_ids=..., attention_mask=...).last_hidden_state``."""
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.net(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def attention_mask(model: Model) -> torch.Tensor:
+    """The ``attention_mask`` of a padded batch: ones, but row ``b`` has ``b * length // (2 * batch)``
+    zeros at its start (``padding="left"``) or end (``"right"``)."""
+    mask = torch.ones(model.batch, model.length, dtype=torch.int64)
+    for b in range(model.batch):
+        pad = b * model.length // (2 * model.batch)
+        if pad:
+            if model.padding == "left":
+                mask[b, :pad] = 0
+            else:
+                mask[b, model.length - pad:] = 0
+    return mask.to(model.mask_dtype)
+
+
 class DecodeStep(_Caller):
     """``net(input_ids=..., past_key_values=cache)`` with ``cache`` a ``DynamicCache`` of the past
     keys and values (``past`` holds each layer's keys, then its values); returns the hidden state
@@ -156,6 +184,8 @@ def build(model: Model) -> tuple[torch.nn.Module, tuple[Any, ...]]:
     torch.manual_seed(0)
     if model.past and (model.family not in ("llama", "granite") or not model.ids):
         raise ValueError(f"a decode step is built for llama and granite called with ids, not {model.name}")
+    if model.padding and (model.family not in TRANSFORMERS or not model.ids or model.past):
+        raise ValueError(f"a padded batch is built for transformers' models called with ids, not {model.name}")
     if model.family in TRANSFORMERS:
         net = _transformers_model(model).to(model.dtype).eval()
         inputs = torch.Generator().manual_seed(1)
@@ -165,6 +195,8 @@ def build(model: Model) -> tuple[torch.nn.Module, tuple[Any, ...]]:
                 shape = (model.batch, _kv_heads(model), model.past, model.hidden // model.heads)
                 past = [torch.randn(*shape, generator=inputs).to(model.dtype) for _ in range(2 * model.layers)]
                 return DecodeStep(net), (ids, *past)
+            if model.padding:
+                return FromIdsAndMask(net), (ids, attention_mask(model))
             return FromIds(net), (ids,)
         embeds = torch.randn(model.batch, model.length, model.hidden, generator=inputs).to(model.dtype)
         return FromEmbeds(net), (embeds,)
@@ -206,6 +238,16 @@ def encoder():
 
 def mha():
     return build(Model("mha"))
+
+
+def llama_padded():
+    """Two prompts, the second padded on the left (as for generation), with an int64 attention mask."""
+    return build(Model("llama", ids=True, dtype=torch.float32, heads=4, batch=2, padding="left"))
+
+
+def bert_padded():
+    """Two sentences, the second padded on the right, with an int64 attention mask."""
+    return build(Model("bert", ids=True, dtype=torch.float32, heads=4, batch=2, padding="right"))
 
 
 def llama_decode():

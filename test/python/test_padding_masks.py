@@ -1,0 +1,134 @@
+"""Padded batches: transformers' decoder (Llama) and encoder (BERT) called with an ``attention_mask``
+input, compiled and compared with eager.
+
+The mask is data: an int64 (as tokenizers return it) or bool input, held on the device as 0/1 flags
+in float16 (the manifest's ``host_dtype``; the runtime converts it when staging and refuses any other
+value).  transformers builds the 4-D mask from it with ``padding_mask[batch_idx, kv_idx]``
+(``aten.index.Tensor`` with compile-time ``arange`` grids: a view of the mask), ``bitwise_and`` with
+the causal mask (a product of flags) and ``where`` (``where3``).  Every position eager defines
+matches, padded query rows included (a left-padded row that sees no key is 0 in eager's ``sdpa``
+and on the device), so the whole output is compared, in float32 and in float16 (at its tolerance).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.importer import export_model, import_program
+from spyre_mlir.interpreter import run
+from spyre_mlir.manifest import read_manifest
+from spyre_mlir.pipeline import CompileOptions, compile_module
+
+from e2e_support import ROOT, ImportedPrograms, compile_and_check
+
+pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
+
+_spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
+models = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses need it
+_spec.loader.exec_module(models)
+Model = models.Model
+
+f32, i64 = torch.float32, torch.int64
+
+
+def _padded(family: str, padding: str, mask_dtype: torch.dtype, batch: int, dtype: torch.dtype = f32) -> Model:
+    return Model(family, ids=True, dtype=dtype, heads=4, batch=batch, padding=padding, mask_dtype=mask_dtype)
+
+
+CASES = [  # (model, cores): every family, side, mask dtype, batch and core count at least once
+    (_padded("llama", "left", i64, 2), 4),
+    (_padded("llama", "right", i64, 2), 1),
+    (_padded("llama", "right", torch.bool, 3), 32),
+    (_padded("llama", "left", torch.bool, 3), 1),
+    (_padded("bert", "right", i64, 2), 32),
+    (_padded("bert", "left", i64, 3), 4),
+    (_padded("bert", "right", torch.bool, 2), 1),
+    (_padded("bert", "left", torch.bool, 3), 32),
+    (_padded("llama", "left", i64, 2, torch.float16), 32),
+    (_padded("bert", "right", torch.bool, 3, torch.float16), 4),
+]
+
+ONES = [_padded("llama", "right", i64, 2), _padded("bert", "right", i64, 2)]
+
+
+def _with_ones(model: Model):
+    fn, (ids, mask) = models.build(model)
+    return fn, (ids, torch.ones_like(mask))
+
+
+imported = ImportedPrograms({
+    **{m.name: (lambda m=m: models.build(m)) for m, _ in CASES},
+    **{f"{m.name}-ones": (lambda m=m: _with_ones(m)) for m in ONES},
+})
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+@pytest.mark.parametrize("model, cores", CASES, ids=lambda c: getattr(c, "name", c))
+def test_a_padded_batch_matches_eager(model, cores, tmp_path):
+    compile_and_check(model.name, cores, tmp_path / "out", imported)
+    mask = next(a for a in read_manifest(tmp_path / "out").inputs if a.name == "attention_mask")
+    assert (mask.dtype, mask.host_dtype, mask.range) == ("float16", str(model.mask_dtype)[6:], (0, 2))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+@pytest.mark.parametrize("model", ONES, ids=lambda m: m.family)
+def test_an_all_ones_mask_matches_eager(model, tmp_path):
+    compile_and_check(f"{model.name}-ones", 4, tmp_path / "out", imported)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
+def test_a_mask_value_other_than_0_or_1_is_refused_at_staging(tmp_path):
+    model, _ = CASES[1]
+    compile_and_check(model.name, 1, tmp_path / "out", imported)
+    inputs = imported.inputs(model.name, read_manifest(tmp_path / "out"))
+    bad = inputs["attention_mask"].clone()
+    bad[1, 3] = 2
+    with pytest.raises(SpyreError, match=r"input 'attention_mask' holds 2 at \[1, 3\].*must be in \[0, 2\)"):
+        run(tmp_path / "out", {**inputs, "attention_mask": bad})
+    with pytest.raises(SpyreError, match="attention_mask.*give a bool or integer tensor"):
+        run(tmp_path / "out", {**inputs, "attention_mask": bad.float()})
+
+
+class _IndexAndData(torch.nn.Module):
+    """Reads ``ids`` both as the index of an embedding and as data."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(8, 64))
+
+    def forward(self, ids):
+        return self.table[ids] * ids.unsqueeze(-1)  # the line of the index
+
+
+_INDEX_LINE = _IndexAndData.forward.__code__.co_firstlineno + 1
+
+
+def test_an_input_read_as_index_and_as_data_is_a_located_error():
+    program = export_model(_IndexAndData(), (torch.randint(0, 8, (2, 4)),))
+    with pytest.raises(SpyreError, match=r"graph input 'ids' \(torch.int64\): it is read both as the index of "
+                                         r"'aten.index.Tensor' and as data.*two inputs") as info:
+        import_program(program)
+    assert info.value.location() == f"{__file__}:{_INDEX_LINE}"
+
+
+def test_a_running_sum_of_a_mask_is_a_matmul_with_a_triangle(tmp_path):
+    """``cumsum`` of the mask (position ids of left-padded rows, as OPT and generation derive them)."""
+    def positions(mask):
+        return (mask.cumsum(-1) - 1).clamp(min=0) * mask
+
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]])
+    program = export_model(positions, (mask,))
+    module = import_program(program)
+    ops = [op.name for op in module.walk()]
+    assert "spyre.matmul" in ops
+    compile_module(module, tmp_path / "out", CompileOptions(cores=4), log=io.StringIO())
+    outputs, _ = run(tmp_path / "out", {"mask": mask})
+    (result,) = outputs.values()
+    np.testing.assert_array_equal(result, positions(mask).numpy())
