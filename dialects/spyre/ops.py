@@ -159,7 +159,14 @@ class PointwiseOp(ComputeOp):
         return _op_func_of_kind(self.op_func_name.data, (OpKind.POINTWISE,))
 
     def reads_index(self, position: int) -> bool:
-        return position == 0 and (self.indirect_dim is not None or self.scatter_dim is not None)
+        """The index of an indirect access (operand #0), or the result of an ``identity`` of one
+        operand that converts integers held as floats (position ids computed from an attention
+        mask) into an index."""
+        indirect = self.indirect_dim is not None or self.scatter_dim is not None
+        if position == 0 and indirect:
+            return True
+        return (position == len(self.inputs) == 1 and not indirect
+                and self.op_func_name.data == opfuncs.COPY)
 
     def indirect_access(self) -> IndirectAccess | None:
         if self.indirect_dim is None and self.scatter_dim is None:

@@ -20,7 +20,8 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import views
-from spyre_mlir.importer.elements import dtype_of
+from spyre_mlir.importer.elements import dtype_of, is_float, is_integral
+from spyre_mlir.importer.folding import index_arguments
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, shape_of
 
 aten = torch.ops.aten
@@ -32,6 +33,8 @@ def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False
     ``along`` reads one element per index entry (``torch.gather``)."""
     if not isinstance(table, SSAValue) or not isinstance(index, SSAValue):
         raise Unsupported("the table and the index must be tensors")
+    if is_float(elem_of(index)) and _integral_index(cx):
+        index = cx.cast(index, i32)
     if elem_of(index) != i32:
         raise Unsupported(f"the index must be an integer tensor, got element type {elem_of(index)}")
     if elem_of(table) == i32:
@@ -46,6 +49,13 @@ def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False
         raise Unsupported(f"the index of shape {list(shape_of(index))} must have the rank of the table "
                           f"{list(shape_of(table))} and fit in it off dim {dim}")
     return cx.gather(table, dim % rank, index, along)
+
+
+def _integral_index(cx: NodeEmitter) -> bool:
+    """Whether every index tensor ``cx.node`` reads is of an integer dtype (held as floats where it
+    is computed from data: position ids from an attention mask's running sum)."""
+    return all(is_integral(dtype_of(index)) for index, _, _ in index_arguments(cx.node)
+               if dtype_of(index) is not None)
 
 
 def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:

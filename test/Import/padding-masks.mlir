@@ -2,7 +2,8 @@
 // flags in f16, with its host dtype and the range [0, 2) the runtime checks; its conversion to bool
 // is "notequal" 0.  aten.index.Tensor with compile-time index tensors affine in the result's
 // coordinates (transformers' padding_mask[batch_idx, kv_idx]) is a view; with one index tensor,
-// data or any compile-time one, an indirect read.  cumsum is a matmul with a triangle of ones.
+// data or any compile-time one, an indirect read.  cumsum is a matmul with a triangle of ones; the
+// integers it gives, read as an index, are converted to i32 by an "identity".
 // REQUIRES: torch
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_padding_mask | %filecheck %s --check-prefix=MASK
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_padding_mask | %spyre-opt | %filecheck %s --check-prefix=MASK
@@ -11,6 +12,8 @@
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_shuffled | %filecheck %s --check-prefix=SHUFFLED
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_positions | %filecheck %s --check-prefix=CUMSUM
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_positions | %spyre-opt | %filecheck %s --check-prefix=CUMSUM
+// RUN: %spyre-import %S/Inputs/padding_masks.py:build_position_rows | %filecheck %s --check-prefix=POSROWS
+// RUN: %spyre-import %S/Inputs/padding_masks.py:build_position_rows | %spyre-opt | %filecheck %s --check-prefix=POSROWS
 // RUN: not %spyre-import %S/Inputs/padding_masks.py:build_index_and_data 2>&1 | %filecheck %s --check-prefix=TWO-WAYS
 // RUN: not %spyre-import %S/Inputs/padding_masks.py:build_shuffled_pairs 2>&1 | %filecheck %s --check-prefix=PAIRS
 
@@ -40,11 +43,19 @@
 
 // CUMSUM-LABEL: func.func @main(%mask: tensor<2x8xf16> {spyre.role = "input", spyre.name = "mask", spyre.host_dtype = "int64", spyre.range = array<i64: 0, 2>}, %const_cumsum: tensor<8x8xf16> {{.*}}dense<{{\[\[}}1.000000e+00, 1.000000e+00
 // CUMSUM-NEXT:    %[[SUMS:.*]] = spyre.matmul (%mask, %const_cumsum) : (tensor<2x8xf16>, tensor<8x8xf16>) -> tensor<2x8xf16>
-// CUMSUM-NEXT:    %[[POSITIONS:.*]] = spyre.pointwise "mul" (%[[SUMS]], %mask) : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
-// CUMSUM-NEXT:    func.return %[[POSITIONS]]
+// CUMSUM-NEXT:    %[[POS_IDS:.*]] = spyre.pointwise "mul" (%[[SUMS]], %mask) : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+// CUMSUM-NEXT:    func.return %[[POS_IDS]]
 
-// TWO-WAYS: padding_masks.py:27: error: graph input 'ids' (torch.int64): it is read both as the index of 'aten.index.Tensor' and as data; Spyre holds an index as int32 and data as float flags, not both
+// POSROWS-LABEL: func.func @main(%table: tensor<16x64xf32> {{.*}}, %mask: tensor<2x8xf16> {{.*}}, %const_cumsum: tensor<8x8xf16>
+// POSROWS-NEXT:    %[[SUMS:.*]] = spyre.matmul (%mask, %const_cumsum) : (tensor<2x8xf16>, tensor<8x8xf16>) -> tensor<2x8xf16>
+// POSROWS-NEXT:    %[[FROM_ZERO:.*]] = spyre.pointwise "sub" (%[[SUMS]]) consts {y = 1.000000e+00 : f64}
+// POSROWS-NEXT:    %[[POS_IDS:.*]] = spyre.pointwise "clip" (%[[FROM_ZERO]]) consts {min = 0.000000e+00 : f64} : (tensor<2x8xf16>) -> tensor<2x8xf16>
+// POSROWS-NEXT:    %[[INDEX:.*]] = spyre.pointwise "identity" (%[[POS_IDS]]) : (tensor<2x8xf16>) -> tensor<2x8xi32>
+// POSROWS-NEXT:    %[[ROWS:.*]] = spyre.pointwise "identity" (%[[INDEX]], %table) {indirect_dim = 0 : i64} : (tensor<2x8xi32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
+// POSROWS-NEXT:    func.return %[[ROWS]]
+
+// TWO-WAYS: padding_masks.py:32: error: graph input 'ids' (torch.int64): it is read both as the index of 'aten.index.Tensor' and as data; Spyre holds an index as int32 and data as float flags, not both
 // TWO-WAYS-NOT: Traceback
 
-// PAIRS: padding_masks.py:35: error: unsupported ATen op 'aten.index.Tensor': 2 index tensors that are not a view of the indexed value
+// PAIRS: padding_masks.py:40: error: unsupported ATen op 'aten.index.Tensor': 2 index tensors that are not a view of the indexed value
 // PAIRS-NOT: Traceback

@@ -13,18 +13,16 @@ and on the device), so the whole output is compared, in float32 and in float16 (
 from __future__ import annotations
 
 import importlib.util
-import io
 import sys
 
-import numpy as np
 import pytest
 import torch
 
+import spyre_mlir
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
-from spyre_mlir.pipeline import CompileOptions, compile_module
 
 from e2e_support import ROOT, ImportedPrograms, compile_and_check
 
@@ -118,17 +116,31 @@ def test_an_input_read_as_index_and_as_data_is_a_located_error():
     assert info.value.location() == f"{__file__}:{_INDEX_LINE}"
 
 
-def test_a_running_sum_of_a_mask_is_a_matmul_with_a_triangle(tmp_path):
-    """``cumsum`` of the mask (position ids of left-padded rows, as OPT and generation derive them)."""
-    def positions(mask):
-        return (mask.cumsum(-1) - 1).clamp(min=0) * mask
+class _PositionRows(torch.nn.Module):
+    """Position ids of left-padded rows from the mask's running sum (as OPT and generation derive
+    them), read as the index of an embedding."""
 
-    mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]])
-    program = export_model(positions, (mask,))
-    module = import_program(program)
-    ops = [op.name for op in module.walk()]
-    assert "spyre.matmul" in ops
-    compile_module(module, tmp_path / "out", CompileOptions(cores=4), log=io.StringIO())
-    outputs, _ = run(tmp_path / "out", {"mask": mask})
-    (result,) = outputs.values()
-    np.testing.assert_array_equal(result, positions(mask).numpy())
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(16, 64)
+
+    def forward(self, mask):
+        positions = (mask.cumsum(-1) - 1).clamp(min=0) * mask
+        return positions, self.table(positions)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_position_ids_from_a_running_sum_of_the_mask_match_eager(cores, tmp_path):
+    """``cumsum`` is a matmul with a triangle of ones; its integers (held as floats) are converted
+    to an int32 index for the embedding."""
+    torch.manual_seed(0)
+    model = _PositionRows()
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1]])
+    module = import_program(export_model(model, (mask,)))
+    assert "spyre.matmul" in [op.name for op in module.walk()]
+    program = spyre_mlir.compile(model, (mask,), cores=cores, out_dir=tmp_path / "out")
+    positions, rows = program.run(mask)
+    with torch.no_grad():
+        expected_positions, expected_rows = model(mask)
+    torch.testing.assert_close(positions, expected_positions, check_dtype=False, rtol=0, atol=0)
+    torch.testing.assert_close(rows, expected_rows, rtol=0, atol=0)

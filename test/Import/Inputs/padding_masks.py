@@ -23,6 +23,11 @@ def positions(mask):
     return mask.cumsum(-1) * mask
 
 
+def position_rows(table, mask):
+    # position ids of left-padded rows from the mask's running sum, read as an index
+    return table[(mask.cumsum(-1) - 1).clamp(min=0)]
+
+
 def index_and_data(table, ids):
     return table[ids] * ids[:, :, None]
 
@@ -50,6 +55,10 @@ def build_data_index():
 
 def build_positions():
     return positions, (torch.ones(2, 8, dtype=torch.int64),)
+
+
+def build_position_rows():
+    return position_rows, (torch.randn(16, 64), torch.ones(2, 8, dtype=torch.int64))
 
 
 def build_index_and_data():
