@@ -359,8 +359,8 @@ class _Importer:
             held = input_element(node, users)
         except ReadTwoWays as e:
             raise node_error(e.user, f"graph input '{node.name}' ({val.dtype}): {e}") from None
-        if held is None:
-            raise node_error(node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
+        if held is None:  # located where the model reads it (an input has no line of its own)
+            raise node_error(users[0] if users else node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
                              "(Spyre has float16, bfloat16, float32, int8 and int32; integer inputs are "
                              "staged as int32 indices, or as 0/1 flags where they are read as data)")
         return held

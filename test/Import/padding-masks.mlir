@@ -16,6 +16,7 @@
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_position_rows | %spyre-opt | %filecheck %s --check-prefix=POSROWS
 // RUN: not %spyre-import %S/Inputs/padding_masks.py:build_index_and_data 2>&1 | %filecheck %s --check-prefix=TWO-WAYS
 // RUN: not %spyre-import %S/Inputs/padding_masks.py:build_shuffled_pairs 2>&1 | %filecheck %s --check-prefix=PAIRS
+// RUN: not %spyre-import %S/Inputs/padding_masks.py:build_uint16_mask 2>&1 | %filecheck %s --check-prefix=UINT16
 
 // MASK-LABEL: func.func @main(%scores: tensor<2x1x8x8xf32> {{.*}}, %attention_mask: tensor<2x8xf16> {spyre.role = "input", spyre.name = "attention_mask", spyre.host_dtype = "int64", spyre.range = array<i64: 0, 2>}, %const_le: tensor<1x1x8x8xf16> {{.*}}) -> (tensor<2x1x8x8xf32> {spyre.name = "add"})
 // MASK-NEXT:    %[[FLAGS:.*]] = spyre.pointwise "notequal" (%attention_mask) consts {y = 0.000000e+00 : f64} : (tensor<2x8xf16>) -> tensor<2x8xf16>
@@ -59,3 +60,6 @@
 
 // PAIRS: padding_masks.py:40: error: unsupported ATen op 'aten.index.Tensor': 2 index tensors that are not a view of the indexed value
 // PAIRS-NOT: Traceback
+
+// UINT16: padding_masks.py:15: error: graph input 'mask' has unsupported dtype torch.uint16 (Spyre has float16, bfloat16, float32, int8 and int32; integer inputs are staged as int32 indices, or as 0/1 flags where they are read as data)
+// UINT16-NOT: Traceback

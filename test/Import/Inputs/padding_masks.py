@@ -61,6 +61,10 @@ def build_position_rows():
     return position_rows, (torch.randn(16, 64), torch.ones(2, 8, dtype=torch.int64))
 
 
+def build_uint16_mask():
+    return masked_rows, (torch.randn(2, 8, 64, dtype=torch.float16), torch.ones(2, 8, dtype=torch.uint16))
+
+
 def build_index_and_data():
     return index_and_data, (torch.randn(8, 64), torch.randint(0, 8, (2, 4)))
 
