@@ -354,13 +354,16 @@ class _Importer:
         data (an attention mask) is held as 0/1 flags in a float type."""
         if node in self.tabulation.domains:
             return i32, None  # read through tables of its values (folding.tabulate)
-        users = [u for u in node.users if not self._computed(u) and u.target not in _NO_READ]
+        def users(n: torch.fx.Node) -> list[torch.fx.Node]:
+            return [u for u in n.users if not self._computed(u) and u.target not in _NO_READ]
+
         try:
             held = input_element(node, users)
         except ReadTwoWays as e:
             raise node_error(e.user, f"graph input '{node.name}' ({val.dtype}): {e}") from None
         if held is None:  # located where the model reads it (an input has no line of its own)
-            raise node_error(users[0] if users else node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
+            readers = users(node)
+            raise node_error(readers[0] if readers else node, f"graph input '{node.name}' has unsupported dtype {val.dtype} "
                              "(Spyre has float16, bfloat16, float32, int8 and int32; integer inputs are "
                              "staged as int32 indices, or as 0/1 flags where they are read as data)")
         return held

@@ -22,6 +22,7 @@ the index of an indirect access; it has no bool and no integer arithmetic.  So:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 
 import torch
@@ -30,6 +31,8 @@ from xdsl.ir import Attribute
 
 from spyre_mlir.importer.folding import INDEX_OPS, index_arguments
 from spyre_mlir.importer.locations import op_name
+
+aten = torch.ops.aten
 
 _ELEMENT_TYPES: dict[torch.dtype, Callable[[], Attribute]] = {
     torch.float16: Float16Type,
@@ -74,27 +77,55 @@ class ReadTwoWays(Exception):
         self.user = user
 
 
-def input_element(node: torch.fx.Node, device_users: list[torch.fx.Node]) -> tuple[Attribute, str | None] | None:
+_FORWARDING = frozenset((
+    aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.unsqueeze.default,
+    aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.flatten.using_ints, aten.permute.default,
+    aten.transpose.int, aten.t.default, aten.expand.default, aten.slice.Tensor, aten.select.int,
+    aten.split_with_sizes.default, aten.contiguous.default, aten.clone.default, aten.alias.default,
+    operator.getitem))
+"""Ops whose results are some of their argument's values, as they are (views, copies)."""
+
+
+def _reads(node: torch.fx.Node, users: Callable[[torch.fx.Node], list[torch.fx.Node]]) -> tuple[list, list]:
+    """The ops that read ``node``'s values, through :data:`_FORWARDING` ops: those that read them as
+    an index, and those that read them as data (a table an indirect access reads through an index
+    is neither)."""
+    index: list[torch.fx.Node] = []
+    data: list[torch.fx.Node] = []
+    for user in users(node):
+        if user.target in _FORWARDING:
+            more_index, more_data = _reads(user, users)
+            index += more_index
+            data += more_data
+        elif any(i is node for i, _, _ in index_arguments(user)):
+            index.append(user)
+        elif user.target not in INDEX_OPS:
+            data.append(user)
+    return index, data
+
+
+def input_element(node: torch.fx.Node, users: Callable[[torch.fx.Node], list[torch.fx.Node]]
+                  ) -> tuple[Attribute, str | None] | None:
     """How graph input ``node`` is held on the device: its element type and, for an input held as
     flags, its host dtype (``"int64"``, ``"bool"``); None when Spyre cannot hold it.
 
-    ``device_users`` are the nodes the device computes that read it.  A float or int8 input is
-    held as itself; an integer input only indirect accesses read is staged as int32 (int64 token
-    ids); an integer or bool input read as data is held as flags in :data:`FLAG_ELEMENT`.  An
-    integer input read both as an index and as data is :class:`ReadTwoWays`.
+    ``users(n)`` are the nodes the device computes that read ``n``.  A float or int8 input is held
+    as itself; an integer input that no op reads as data (through views: only indirect accesses
+    read it) is staged as int32 (int64 token ids); an integer or bool input read as data is held
+    as flags in :data:`FLAG_ELEMENT`.  An integer input read both as an index and as data is
+    :class:`ReadTwoWays`.
     """
-    val = node.meta.get("val")
-    dtype = val.dtype
-    if dtype in (torch.int64, torch.int32) and all(u.target in INDEX_OPS for u in device_users):
+    dtype = node.meta["val"].dtype
+    index, data = _reads(node, users)
+    if dtype in (torch.int64, torch.int32) and not data:
         return i32, None  # an index (or an integer table, which the indirect access refuses)
     if not is_integral(dtype) or dtype == torch.int8:
         elem = element_type(dtype)
         return None if elem is None else (elem, None)
     if dtype not in HOLDABLE:
         return None
-    indexing = [u for u in device_users if any(index is node for index, _, _ in index_arguments(u))]
-    if indexing:
-        raise ReadTwoWays(indexing[0], f"it is read both as the index of '{op_name(indexing[0])}' and as data; "
+    if index:
+        raise ReadTwoWays(index[0], f"it is read both as the index of '{op_name(index[0])}' and as data; "
                           "Spyre holds an index as int32 and data as float flags, not both: give the model two "
                           "inputs, one read as the index and one as data")
     return FLAG_ELEMENT, str(dtype).removeprefix("torch.")
