@@ -226,7 +226,7 @@ def _parse_arg(obj: Any, where: str) -> KernelArg:
         fill=fill, data=data, written=written, range=value_range, host_dtype=host_dtype)
 
 
-HOST_DTYPES = ("bool", "int64", "int32", "int16", "int8", "uint8")
+HOST_DTYPES = ("bool", "int64", "int32", "int16", "uint8")
 """Host dtypes a float input may hold as flags (``host_dtype``)."""
 
 

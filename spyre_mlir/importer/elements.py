@@ -48,7 +48,7 @@ FLAG_ELEMENT = Float16Type()
 FLAG_RANGE = (0, 2)
 """The values ``[lo, hi)`` an input held as flags may take."""
 
-HOLDABLE = (torch.bool, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+HOLDABLE = (torch.bool, torch.int64, torch.int32, torch.int16, torch.uint8)
 """Host dtypes an input held as flags may have."""
 
 

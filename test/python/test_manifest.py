@@ -63,6 +63,10 @@ def test_a_padded_output_layout_round_trips_and_stages_its_padding():
      r"'range' must be \[lo, hi\] with lo < hi on an integer input, got \[0, 64\] on float16 role 'input'"),
     (lambda d: d["args"][1].update(range=[0, 64], dtype="int32"),
      r"'range' must be \[lo, hi\] with lo < hi on an integer input, got \[0, 64\] on int32 role 'output'"),
+    (lambda d: d["args"][0].update(host_dtype="int32", dtype="int32"),
+     r"'host_dtype' must be one of bool, int64, int32, int16, uint8 on a float input, got 'int32' on int32"),
+    (lambda d: d["args"][0].update(host_dtype="float64"),
+     r"'host_dtype' must be one of .* on a float input, got 'float64' on float16 role 'input'"),
 ])
 def test_malformed_manifests_are_rejected_with_a_located_message(mutate, message):
     d = json.loads(_manifest().to_json())
