@@ -239,11 +239,13 @@ def _planned(name: str, cores: int = 4):
 
 
 def test_the_repeated_values_are_a_zeroed_buffer_padded_along_k():
-    """The view copy that feeds the second matmul holds 128 key rows, 100 of them written: its
-    buffer is a constant kernel argument the runtime fills with zeros."""
+    """The copy that feeds the second matmul (the 2 value heads, which the matmul reads broadcast
+    over each group of query heads) holds 128 key rows, 100 of them written: its buffer is a
+    constant kernel argument the runtime fills with zeros."""
     module, values = _planned("gqa_100_fp16")
     layout = tensor_layout(values.type)
-    assert (layout.host_shape[1], layout.padded_host_shape[1]) == (100, 128)
+    assert layout.host_shape[1] == 2  # the value heads, not the 4 query heads
+    assert (layout.host_shape[-2], layout.padded_host_shape[-2]) == (100, 128)
     placement = values.owner.placement
     body = next(op for op in module.walk() if isinstance(op, FuncOp))
     fixed = len(body.body.block.args) + len(body.function_type.outputs.data)
