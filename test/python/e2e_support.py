@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -19,6 +22,17 @@ from spyre_mlir.pipeline import CompileOptions, compile_module
 Program = tuple[Callable[..., Any], tuple[Any, ...]]
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def example_models() -> ModuleType:
+    """``examples/models.py`` as a module, loaded once (registered in ``sys.modules``: its
+    dataclasses need it)."""
+    if "example_models" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
+        assert spec is not None and spec.loader is not None
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["example_models"]
 
 
 def _example(spec: str) -> Callable[[], Program]:

@@ -14,21 +14,17 @@ projection unflattened into ``[B, L]``, sticked on ``l`` padded per batch
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 
 import pytest
 import torch
 
 from spyre_mlir.manifest import read_manifest
 
-from e2e_support import ROOT, ImportedPrograms, compile_and_check
+from e2e_support import ImportedPrograms, compile_and_check, example_models
 
 pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
 
-_spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
-models = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses need it
-_spec.loader.exec_module(models)
+models = example_models()
 Model = models.Model
 
 f16, f32 = torch.float16, torch.float32

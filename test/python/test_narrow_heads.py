@@ -9,17 +9,13 @@ transformers' LlamaModel (``examples/models.py``) at ``hidden=128``, on 1, 4 and
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 
 import pytest
 import torch
 
-from e2e_support import ROOT, ImportedPrograms, compile_and_check
+from e2e_support import ImportedPrograms, compile_and_check, example_models
 
-_spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
-models = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses need it
-_spec.loader.exec_module(models)
+models = example_models()
 Model = models.Model
 
 CORES = (1, 4, 32)

@@ -12,8 +12,6 @@ and on the device), so the whole output is compared, in float32 and in float16 (
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 
 import pytest
 import torch
@@ -24,13 +22,11 @@ from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.manifest import read_manifest
 
-from e2e_support import ROOT, ImportedPrograms, compile_and_check
+from e2e_support import ImportedPrograms, compile_and_check, example_models
 
 pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
 
-_spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
-models = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses need it
-_spec.loader.exec_module(models)
+models = example_models()
 Model = models.Model
 
 f32, i64 = torch.float32, torch.int64

@@ -11,10 +11,8 @@ read once at peak).  The ratios below are the model's own predictions (determini
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import re
-import sys
 
 import pytest
 import torch
@@ -27,7 +25,7 @@ from spyre_mlir.dialects.spyre import MatmulOp
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.pipeline import compile_stages
 
-from e2e_support import ROOT, ImportedPrograms, compile_and_check
+from e2e_support import ImportedPrograms, compile_and_check, example_models
 
 
 def swiglu_mlp(rows: int, hidden: int = 4096, intermediate: int = 12800) -> str:
@@ -131,9 +129,7 @@ def test_prefill_rows_do_not_stream() -> None:
 # End to end: a decode step whose weights split across cores matches eager
 # --------------------------------------------------------------------------
 
-_spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
-models = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses need it
-_spec.loader.exec_module(models)
+models = example_models()
 
 WIDE_DECODE = models.Model("granite", ids=True, dtype=torch.float32, length=1, hidden=256, heads=4, layers=1,
                            past=15)
