@@ -362,10 +362,12 @@ def writes_in_place(op: ComputeOp) -> bool:
 
 
 def broadcasts_stick(op: ComputeOp) -> bool:
-    """True when ``op`` may read an operand at a constant stick coordinate: a pointwise op reads
-    element 0 of the stick along its result's stick (DESIGN §10, ``scale_`` -2); a matmul or a
-    reduction labels an operand's stick by an iteration dim only."""
-    return op.op_func().kind is OpKind.POINTWISE
+    """False when ``op`` cannot read an operand at a constant stick coordinate, so a view that
+    needs one is copied: a matmul labels an operand's stick by an iteration dim only.  A pointwise
+    op reads element 0 of the stick along its result's stick (DESIGN §10, ``scale_`` -2); a
+    reduction's read is left to the lowering, which refuses what it cannot label (a copy feeding
+    it would give a reduction over a stick of one element, which the SDSC cannot spell)."""
+    return op.op_func().kind is not OpKind.MATMUL
 
 
 def shared_hints(storage: SSAValue, reader: Operation) -> ArrayAttr | None:

@@ -138,6 +138,9 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "select_of_a_transposed_copy": lambda: (
         lambda x: torch.sigmoid(x.t().unsqueeze(0).reshape(100, -1))[0].to(torch.bfloat16),
         _inputs({"T": 192, "R": 100}, "TR")),
+    "mean_of_a_repeated_column": lambda: (
+        lambda x: x.amax(1, keepdim=True)[:, None].expand(4, 2, 1).reshape(8, 1).mean(-2, keepdim=True),
+        _inputs({"Q": 4, "L": 96}, "QL")),
 }
 """Each regression program: ``(kernel, example inputs)``."""
 
@@ -305,3 +308,17 @@ def test_a_copy_that_selects_one_element_of_each_stick_is_never_an_internal_erro
     except SpyreError as e:
         assert not isinstance(e, OutputMismatch)
         assert "the result is not indexed by iteration dim" in e.msg and e.location()
+
+
+def test_a_reduction_of_a_repeated_column_is_never_an_output_the_device_rejects(imported, tmp_path):
+    """``x.amax(1, keepdim=True)`` [4, 1] repeated to [8, 1] (``d0 floordiv 2``), then its mean over
+    the 8 rows: reading it at the constant stick coordinate 0 was routed through a copy, and the
+    mean of that copy lowered to a ``meannonstick`` whose output carried ``scale_`` -2, an SDSC file
+    the interpreter's checks (and the device) refuse.  Only a matmul's read is copied for that now
+    (``analysis.views.broadcasts_stick``); the reduction is a located error until its read can be
+    labelled, or a match."""
+    try:
+        _check("mean_of_a_repeated_column", imported, tmp_path, (1, 22))
+    except SpyreError as e:
+        assert not isinstance(e, OutputMismatch)
+        assert "the stick dim of operand #0 is not indexed by any iteration dim" in e.msg and e.location()
