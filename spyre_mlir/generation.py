@@ -7,8 +7,9 @@
 """``generate(model, input_ids, max_new_tokens=...)``: what ``model.generate(input_ids,
 do_sample=False, max_new_tokens=...)`` returns, computed on the simulated Spyre.
 
-The prefill runs once; its cache becomes the decode program's state, and each decode
-step reads and extends that cache on the device (:meth:`CompiledProgram.run` keeps it)."""
+The prefill runs once, staging the weights; the decode program shares that device memory
+(:meth:`CompiledProgram.share`): the weights staged once, and each decode step reads and
+extends the cache the prefill wrote, on the device."""
 
 from __future__ import annotations
 
@@ -197,7 +198,7 @@ def generate_steps(model: Any, input_ids: torch.Tensor, *, attention_mask: torch
     tokens, steps = input_ids, []
     logits = prefill.run(input_ids, numerics=numerics)[:, -1].float()
     decode.reset()
-    decode.set_state(prefill.state())
+    decode.share(prefill)
     for step in range(max_new_tokens):
         steps.append(logits)
         chosen = logits.argmax(-1)

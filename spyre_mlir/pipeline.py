@@ -298,11 +298,13 @@ class CompiledProgram:
         loaded = self._loaded()
         user = call_inputs(self.program, args, kwargs, "run()")
         inputs = manifest_inputs(self.program, user, loaded.manifest, "run()")
-        if "state" in self._session:
-            inputs.update(self._session.pop("state"))
-        elif loaded.devices:
-            inputs = {name: value for name, value in inputs.items() if name not in self._written(loaded)}
-        return execute(loaded, host_inputs(loaded.manifest, inputs), numerics=numerics)
+        state = self._session.pop("state", {})
+        shared = loaded.devices[-1].shared if loaded.devices else set()
+        if loaded.devices:
+            held = (self._written(loaded) - self._session.pop("unstaged", set())) | shared
+            inputs = {name: value for name, value in inputs.items() if name not in held}
+        inputs.update(state)
+        return execute(loaded, host_inputs(loaded.manifest, inputs, held=shared), numerics=numerics)
 
     def state(self) -> dict[str, Any]:
         """The buffers the program writes in place, by manifest name, as the last :meth:`run`
@@ -315,6 +317,7 @@ class CompiledProgram:
         """Forget the state: the next :meth:`run` stages the exported program's buffers again."""
         self._loaded().devices.clear()
         self._session.pop("state", None)
+        self._session.pop("unstaged", None)
 
     def set_state(self, values: Mapping[str, Any]) -> None:
         """Start the next :meth:`run` from ``values`` (host arrays by manifest name) for the buffers
@@ -326,6 +329,36 @@ class CompiledProgram:
             raise SpyreError(f"set_state: {', '.join(unknown)} is no buffer the program writes in place "
                              f"(those are: {', '.join(sorted(written)) or 'none'})")
         self._session["state"] = dict(values)
+
+    def share(self, other: CompiledProgram) -> list[str]:
+        """Read and write ``other``'s device memory for the parameters and buffers both programs
+        take from the same tensor and lay out alike (two programs of one model: the weights staged
+        once, a KV cache ``other`` wrote read and extended by this one).  A buffer both write in
+        place but lay out differently is handed over instead: the next :meth:`run` starts from
+        ``other``'s value of it (:meth:`set_state`).  ``other`` must have run; its numerics are this
+        program's until :meth:`reset`, which ends the sharing.  Returns the names shared."""
+        from spyre_mlir.importer.core import graph_inputs
+        from spyre_mlir.interpreter.device import Device
+
+        theirs = other._loaded()
+        if not theirs.devices:
+            raise SpyreError(f"share: {other.directory} has not run yet; its memory holds no values")
+        loaded = self._loaded()
+        source = theirs.devices[-1]
+        values, other_values = graph_inputs(self.program, ()), graph_inputs(other.program, ())
+        same = {arg.name for arg in loaded.manifest.inputs
+                if arg.role in ("parameter", "buffer") and arg.name in other_values
+                and _same_tensor(values.get(arg.name), other_values[arg.name])}
+        if not loaded.devices:
+            loaded.devices.append(Device(loaded.manifest.args, loaded.config, source.numerics))
+            self._session["unstaged"] = self._written(loaded)
+        shared = loaded.devices[-1].share(source, same)
+        handed = (self._written(loaded) & self._written(theirs) & same) - set(shared)
+        if handed:
+            self._session["state"] = {**self._session.get("state", {}), **{
+                arg.name: source.read_back(arg) for arg in theirs.manifest.inputs if arg.name in handed}}
+        self._session["unstaged"] = self._session.get("unstaged", set()) - same
+        return shared
 
     def _loaded(self) -> Any:
         """The output directory, loaded once (:class:`spyre_mlir.interpreter.loading.OutputDir`):
@@ -340,6 +373,14 @@ class CompiledProgram:
     @staticmethod
     def _written(loaded: Any) -> set[str]:
         return {arg.name for arg in loaded.manifest.inputs if arg.written}
+
+
+def _same_tensor(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are views of the same memory with the same shape, strides and dtype."""
+    import torch
+
+    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+            and a.shape == b.shape and a.stride() == b.stride() and a.data_ptr() == b.data_ptr())
 
 
 def compile(fn_or_module: Callable[..., Any], example_inputs: Sequence[Any], *, cores: int | None = None,

@@ -67,6 +67,11 @@ class Allocation:
     """uint8 buffer of ``arg.nbytes`` bytes."""
 
 
+def _alike(a: KernelArg, b: KernelArg) -> bool:
+    """``a`` and ``b`` are laid out alike: one allocation can serve both."""
+    return (a.shape, a.dtype, a.layout, a.nbytes) == (b.shape, b.dtype, b.layout, b.nbytes)
+
+
 def _unpadded(layout: StickLayout) -> bool:
     """Every device element of ``layout`` is a host element (no stick or dim padding)."""
     return math.prod(layout.device_size) == math.prod(layout.host_shape)
@@ -142,15 +147,37 @@ class Device:
         """Value id -> description of the write that produced it."""
         self.lx_used = 0
         """One past the highest LX byte written on any core."""
+        self.shared: set[str] = set()
+        """The arguments whose allocation is another device's (:meth:`share`): they hold their values,
+        and the runs of this device neither stage nor clear them."""
+
+    def share(self, other: Device, names: Collection[str]) -> list[str]:
+        """Hold ``other``'s allocation for each argument of ``names`` that both devices have under that
+        name, with the same shape and layout: from now on the two devices read and write the same HBM
+        bytes for it (a weight staged once, a KV cache one program writes and the other reads).
+        Returns the names shared; refuses devices in different numerics (their bytes differ)."""
+        if other.numerics != self.numerics:
+            raise SpyreError(f"a device in {self.numerics} numerics cannot share the memory of one in "
+                             f"{other.numerics} numerics")
+        theirs = {alloc.arg.name: alloc for alloc in other.allocations}
+        shared = []
+        for alloc in self.allocations:
+            source = theirs.get(alloc.arg.name)
+            if alloc.arg.name in names and source is not None and _alike(alloc.arg, source.arg):
+                alloc.data = source.data
+                shared.append(alloc.arg.name)
+        self.shared.update(shared)
+        return shared
 
     def reset(self, rewritten: Collection[int] = (), numerics: str = NUMERICS_IEEE) -> None:
         """Return to the state of a new device in ``numerics``, keeping the memory (its pages are
         already mapped, which saves a page fault per 4 KiB a run touches).  The allocations of the
-        arguments numbered ``rewritten`` keep their bytes: the caller overwrites them whole."""
+        arguments numbered ``rewritten`` keep their bytes: the caller overwrites them whole; so do the
+        shared ones (:meth:`share`)."""
         self.numerics = numerics
         self.element_dtypes = element_dtypes(numerics)
         for alloc in self.allocations:
-            if alloc.arg.index not in rewritten:
+            if alloc.arg.index not in rewritten and alloc.arg.name not in self.shared:
                 alloc.data.fill(POISON if _poisoned(alloc.arg) else 0)
         self.lx[:, :self.lx_used] = 0
         self.lx_owner[:, :-(-self.lx_used // LX_GRANULE)] = 0

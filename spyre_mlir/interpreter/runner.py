@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,8 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *, record_event
     A buffer the program writes in place (``written`` in the manifest) that ``inputs`` leaves
     out keeps what the previous execution of ``loaded`` left in it (:func:`state` reads it);
     before any execution it has no value, and leaving it out is an error (so is keeping it
-    into another ``numerics``: its bytes are in the previous one's format).
+    into another ``numerics``: its bytes are in the previous one's format).  So does an input
+    whose allocation the device shares with another program's (:meth:`Device.share`).
 
     Op funcs compute in float32; what they write is rounded to the format of the tensor
     written.  ``numerics`` (one of ``hardware.NUMERICS``) says which format float16 tensors
@@ -69,15 +70,16 @@ def execute(loaded: OutputDir, inputs: Mapping[str, np.ndarray], *, record_event
     check_numerics(numerics)
     manifest = loaded.manifest
     kept = [arg for arg in manifest.inputs if arg.name not in inputs]
+    shared = loaded.devices[-1].shared if loaded.devices else set()
     for arg in kept:
-        if not arg.written:
+        if not arg.written and arg.name not in shared:
             raise SpyreError(f"no value for input '{arg.name}'", loc=str(loaded.path))
         if not loaded.devices:
             raise SpyreError(f"buffer '{arg.name}' has no value yet: the program writes it in place, and the first "
                              "execution must stage its initial value", loc=str(loaded.path))
         if loaded.devices[-1].numerics != numerics:
-            raise SpyreError(f"buffer '{arg.name}' was written in {loaded.devices[-1].numerics} numerics; stage it "
-                             f"anew to run in {numerics}", loc=str(loaded.path))
+            raise SpyreError(f"{arg.role} '{arg.name}' holds {loaded.devices[-1].numerics} values; stage it anew "
+                             f"to run in {numerics}", loc=str(loaded.path))
     device = _device(loaded, numerics)
     with np.errstate(all="ignore"):
         for arg in manifest.inputs:
@@ -150,12 +152,14 @@ def _device(loaded: OutputDir, numerics: str) -> Device:
 
 
 def host_inputs(manifest: Manifest, inputs: Mapping[str, Any] | Sequence[Any],
-                where: str | None = None) -> dict[str, np.ndarray]:
+                where: str | None = None, held: Collection[str] = ()) -> dict[str, np.ndarray]:
     """``inputs`` as numpy arrays keyed by manifest input name, checked for completeness and each
-    by :func:`host_array`; an error is located at ``where`` (the file the inputs came from)."""
+    by :func:`host_array`; an error is located at ``where`` (the file the inputs came from).
+    Buffers written in place, and the inputs named in ``held`` (those the device shares with
+    another program's: :meth:`Device.share`), may be left out."""
     names = [a.name for a in manifest.inputs]
     if isinstance(inputs, Mapping):
-        missing = [a.name for a in manifest.inputs if a.name not in inputs and not a.written]
+        missing = [a.name for a in manifest.inputs if a.name not in inputs and not a.written and a.name not in held]
         extra = [n for n in inputs if n not in names]
         if missing or extra:
             raise SpyreError(f"inputs do not match the manifest: missing {missing}, unexpected {extra} "

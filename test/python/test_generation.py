@@ -183,3 +183,40 @@ def test_a_padded_batch_generates_transformers_tokens(family, cores, new, prompt
     assert check.matches, check.summary()
     assert torch.equal(generation.tokens, check.tokens)
     assert max(check.logit_errors) < 1e-4
+
+
+def test_prefill_and_decode_share_the_weights_and_the_cache_on_the_device():
+    """The decode program holds the prefill's device memory for every parameter and buffer: the
+    weights are staged once, and the cache the prefill wrote is the bytes the decode step reads and
+    extends (no hand-over through the host).  Its run then stages only the token and the position."""
+    model, (ids,) = examples.llama()
+    prefill, decode = compile_generation(model, 1, ids.shape[1], 4, cores=4)
+    with pytest.raises(SpyreError, match="has not run yet"):
+        decode.share(prefill)
+    prefill.run(ids)
+    shared = decode.share(prefill)
+    manifest = read_manifest(decode.directory)
+    assert sorted(shared) == sorted(arg.name for arg in manifest.inputs if arg.role in ("parameter", "buffer"))
+    theirs = {alloc.arg.name: alloc.data for alloc in prefill._loaded().devices[-1].allocations}
+    for alloc in decode._loaded().devices[-1].allocations:
+        assert (alloc.arg.name in shared) == np.shares_memory(alloc.data, theirs.get(alloc.arg.name, alloc.data[:0]))
+    cache = {name: value.copy() for name, value in prefill.state().items()}
+    outputs, _stats = decode.run_by_name(torch.tensor([[3]]), torch.tensor([ids.shape[1]]))
+    after = prefill.state()  # the prefill's device sees the position the decode step wrote
+    for name, before in cache.items():
+        changed = np.nonzero((after[name] != before).any(axis=(0, 1, 3)))[0]
+        assert changed.tolist() == [ids.shape[1]], name
+    with pytest.raises(SpyreError, match="holds ieee values; stage it anew to run in dlfloat16"):
+        decode.run(torch.tensor([[3]]), torch.tensor([ids.shape[1] + 1]), numerics="dlfloat16")
+
+
+def test_programs_of_two_models_share_nothing():
+    """Sharing is by tensor, not by name: the same architecture with other weights stages its own."""
+    model, (ids,) = examples.llama()
+    other = examples.causal_lm("llama", seed=1)
+    prefill, _ = compile_generation(model, 1, ids.shape[1], 4, cores=4)
+    _, decode = compile_generation(other, 1, ids.shape[1], 4, cores=4)
+    prefill.run(ids)
+    assert decode.share(prefill) == []
+    want = compile_generation(other, 1, ids.shape[1], 4, cores=4)[1].run(torch.tensor([[3]]), torch.tensor([0]))
+    torch.testing.assert_close(decode.run(torch.tensor([[3]]), torch.tensor([0])), want)

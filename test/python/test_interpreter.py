@@ -266,3 +266,29 @@ def test_the_interpreter_imports_no_compiler_pass_importer_or_codegen(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def _weight(index: int, dim_order: tuple[int, ...]) -> KernelArg:
+    from spyre_mlir.layout import stick_layout
+    from spyre_mlir.manifest import ArgLayout
+
+    layout = stick_layout((64, 64), "float16", dim_order)
+    return KernelArg(index, "parameter", "w", layout.nbytes, (64, 64), "float16",
+                     ArgLayout(tuple(layout.device_size), dim_order, layout.data_format))
+
+
+def test_devices_share_only_an_allocation_laid_out_alike():
+    """Device.share holds the other device's bytes for an argument of the same name, shape and
+    layout only: a weight sticked on another dim is no such allocation, and other numerics none."""
+    from spyre_mlir.hardware import SpyreConfig
+    from spyre_mlir.interpreter.device import Device
+
+    config = SpyreConfig()
+    source = Device((_weight(0, (0, 1)),), config)
+    weight = np.arange(64 * 64, dtype=np.float16).reshape(64, 64)
+    source.stage(source.allocations[0].arg, weight)
+    alike, transposed = Device((_weight(0, (0, 1)),), config), Device((_weight(0, (1, 0)),), config)
+    assert alike.share(source, {"w"}) == ["w"] and transposed.share(source, {"w"}) == []
+    np.testing.assert_array_equal(alike.read_back(alike.allocations[0].arg), weight)
+    with pytest.raises(SpyreError, match="cannot share the memory of one in ieee numerics"):
+        Device((_weight(0, (0, 1)),), config, "dlfloat16").share(source, {"w"})
