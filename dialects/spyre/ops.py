@@ -276,7 +276,6 @@ class PointwiseOp(ComputeOp):
             raise VerifyException(f"result shape {list(tensor_shape(self.result))} must be {expected}: the table's "
                                   f"dims with dim {dim} replaced by the index's")
 
-
     def _verify_scatter(self) -> None:
         if self.op_func_name.data != "identity" or self.consts is not None:
             raise VerifyException(f"scatter_dim needs op func 'identity' without consts, "
@@ -296,6 +295,14 @@ class PointwiseOp(ComputeOp):
         dim, dest_shape, rows_shape = self.scatter_dim.value.data, tensor_shape(dest), tensor_shape(rows)
         if not 0 <= dim < len(dest_shape):
             raise VerifyException(f"scatter_dim {dim} is outside the destination rank {len(dest_shape)}")
+        if self.has_explicit_maps():
+            maps = self.get_indexing_maps()
+            if len(maps) != 4 or len(maps[2].results) != len(dest_shape):
+                return  # the interface check names the malformed maps
+            scattered = maps[2].results[dim]
+            if scattered != AffineExpr.constant(0):
+                raise VerifyException(f"the destination map must hold 0 in the scattered dim {dim}, got {scattered}")
+            return
         expected = [*dest_shape[:dim], tensor_shape(index)[0], *dest_shape[dim + 1:]]
         if list(rows_shape) != expected:
             raise VerifyException(f"rows shape {list(rows_shape)} must be {expected}: the destination's dims with "

@@ -609,6 +609,14 @@ func.func @store_rows_shape(%pos: tensor<2xi32>, %rows: tensor<2x1x16xf16>, %cac
 
 // -----
 
+func.func @store_explicit_maps_scattered_dim(%pos: tensor<1xi32>, %rows: tensor<2x16xf16>, %cache: tensor<2x64x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op the destination map must hold 0 in the scattered dim 1, got d1
+  %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64, iteration_space = array<i64: 2, 1, 16>, indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]} : (tensor<1xi32>, tensor<2x16xf16>, tensor<2x64x16xf16>) -> tensor<2x64x16xf16>
+  func.return
+}
+
+// -----
+
 func.func @store_rows_type(%pos: tensor<1xi32>, %rows: tensor<2x1x16xf32>, %cache: tensor<2x64x16xf16>) {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op rows operand #1 element type f32 differs from the destination's f16
   %0 = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 1 : i64} : (tensor<1xi32>, tensor<2x1x16xf32>, tensor<2x64x16xf16>) -> tensor<2x64x16xf16>
