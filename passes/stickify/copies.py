@@ -145,6 +145,23 @@ def untangling_nest(copy: ComputeOp, source: Read, written: Sequence[Linear], la
     return None
 
 
+def nest_padding(layout: StickLayout, coords: Sequence[Linear], stick: int) -> tuple[int, ...]:
+    """The padding of a storage laid out per ``layout`` once restickified onto ``stick`` for a
+    reader at ``coords``: its own, with each dim the reader steps through at a nest of terms
+    (heads ``h * 80 + d``) rounded up to the nest's outermost coefficient, from what the copy
+    writes of it (its old stick dim in whole sticks): 2 heads of 80 in a dim of 160 that the
+    copy writes 192 of take 240, whole heads, which a layout label describes (192 is not)."""
+    extents = list(layout.padded_host_shape)
+    for j, coord in enumerate(coords):
+        if j == stick or len(coord.terms) < 2:
+            continue
+        outer = max(c for _, c in coord.terms)
+        written = round_up(extents[j], layout.elems_per_stick) if j == layout.stick_dim else extents[j]
+        if written % outer:
+            extents[j] = round_up(written, outer)
+    return tuple(extents)
+
+
 @dataclass
 class Copier:
     """Inserts the restickifies and view copies of step 3, recording them in ``restickifies``."""
@@ -243,12 +260,12 @@ class Copier:
         if need be: a single token) that a second restickify sticks as the op needs
         (:func:`untangled_stick`).
         """
-        padded = self.plan.layouts[read.storage].padded_shape
         storage_dims, view_dims = followers(self.plan, op, index, read, required)
         operand = op.operands[index]
         why = f"that no stick dim of its storage {list(value_shape(read.storage))} can serve"
         if storage_dims:
-            layout = value_layout(read.storage, storage_dims[0], padded)
+            storage = self.plan.layouts[read.storage]
+            layout = value_layout(read.storage, storage_dims[0], nest_padding(storage, read.coords, storage_dims[0]))
             refolded = copy_reason(op, index, lambda v: layout if v is read.storage else self.plan.layouts[v]) \
                 if view_dims else None
             if refolded is None:
@@ -286,21 +303,22 @@ class Copier:
         restickify onto a dim of one element (:func:`one_element_dim`, one token), of which the
         view is copied again (a storage stick it reads at a constant gets a label).  Returns the
         copy, which keeps its tangled read when none of these exists."""
-        padded = self.plan.layouts[read.storage].padded_shape
         _, (source,), written = op_reads(copy)
         layout = self.plan.layouts[source.storage]
         tangled = nested_dims([*source.coords, *written])
         if layout.stick_dim is None or untangled(copy, source.coords[layout.stick_dim], tangled, layout.elems_per_stick):
             return copy
         if (other := untangled_stick(copy, source.coords, tangled, layout.elems_per_stick)) is not None:
-            self.reread(copy, 0, source, self.restickified(source.storage, value_layout(source.storage, other, padded), op))
+            restuck = value_layout(source.storage, other, nest_padding(layout, source.coords, other))
+            self.reread(copy, 0, source, self.restickified(source.storage, restuck, op))
         elif (nest := untangling_nest(copy, source, written, layout)) is not None:
             space = list(copy.get_iteration_space())
             copy.operands[0] = self.unflattened(source.storage, nest, op)
             copy.set_indexing(space, [to_map(nest.unflatten(source.coords), len(space)), copy.get_indexing_maps()[1]])
         elif (narrow := one_element_dim(source, layout)) is not None:
             self.rewriter.erase_op(copy)
-            self.reread(op, index, read, self.restickified(read.storage, value_layout(read.storage, narrow, padded), op))
+            restuck = value_layout(read.storage, narrow, nest_padding(layout, read.coords, narrow))
+            self.reread(op, index, read, self.restickified(read.storage, restuck, op))
             return materialise_view(self.rewriter, op.operands[index], op)
         return copy
 
@@ -362,7 +380,9 @@ class Copier:
         that the op pads, and each one that shares a coordinate between a dim the op pads and
         another (``h * 32 + d`` with ``d`` padded to a stick of 64: the padding would read the
         next head): the copy is the tensor the op reads, so it is the one :meth:`pad` pads
-        (the view's storage needs nothing).  Returns the copies."""
+        (the view's storage needs nothing).  A copy reading its storage tangled reads it sticked
+        otherwise (:meth:`untangle_source`: GPT-NeoX's rotary part, 16 of each 64-element head of
+        a fused QKV projection).  Returns the copies."""
         _, reads, _ = op_reads(op)
         padded = set(padded_dims(self.plan, op))
         copied = {i for i, read in enumerate(reads) if read.views and nested_dims(read.coords) & padded}
@@ -371,6 +391,9 @@ class Copier:
         copies = []
         for index in sorted(copied):
             copy = self.copy_view(op.operands[index], op)
+            layout = self.plan.layouts.pop(copy.result)
+            copy = self.untangle_source(op, index, reads[index], copy)
+            self.plan.layouts[copy.result] = layout
             op.operands[index] = copy.result
             self.restickifies.append(copy)
             copies.append(copy)

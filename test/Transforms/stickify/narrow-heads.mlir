@@ -66,3 +66,39 @@ func.func @heads_merged_for_matmul(%x: tensor<4x64x32xf16>, %w: tensor<128x64xf1
   %r = spyre.matmul (%m, %w) : (tensor<64x128xf16>, tensor<128x64xf16>) -> tensor<64x64xf16>
   func.return %r : tensor<64x64xf16>
 }
+
+// -----
+
+// The rotary part of GPT-NeoX's heads: 16 of each head's 64 fp32 elements, in a fused QKV
+// projection whose rows hold the 2 heads' q, k and v (h * 192 + d).  The copy of the view
+// (the reader pads d, 16 elements, to a stick of 32) reads the projection restickified onto
+// its rows: sticked on its hidden dim, d would fill half a stick shared with the rest of the
+// head.
+// CHECK-LABEL: func.func @rotary_part_of_fused_heads
+// CHECK:         %[[Q:.*]] = spyre.pointwise "exp"
+// CHECK-NEXT:    %[[ROWS:.*]] = spyre.restickify (%[[Q]]) : {{.*}} -> tensor<16x384xf32, #spyre.layout<device_size = [1, 384, 32], dim_order = [1, 0], format = "IEEE_FP32">>
+// CHECK-NEXT:    %[[PART:.*]] = spyre.restickify (%[[ROWS]]) {iteration_space = array<i64: 2, 16, 16>, indexing_maps = [affine_map<(d0, d1, d2) -> (d1, ((d0 * 192) + d2))>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]}
+// CHECK-NEXT:    spyre.pointwise "neg" (%[[PART]])
+func.func @rotary_part_of_fused_heads(%x: tensor<16x384xf32>) -> tensor<2x16x16xf32> {
+  %q = spyre.pointwise "exp" (%x) : (tensor<16x384xf32>) -> tensor<16x384xf32>
+  %h = spyre.view %q affine_map<(d0, d1, d2) -> (d1, d0 * 192 + d2)> : tensor<16x384xf32> -> tensor<2x16x16xf32>
+  %r = spyre.pointwise "neg" (%h) : (tensor<2x16x16xf32>) -> tensor<2x16x16xf32>
+  func.return %r : tensor<2x16x16xf32>
+}
+
+// -----
+
+// Heads of 80 from a projection of 160 outputs, which the matmul writes as 3 sticks (192).
+// Restickified onto its rows for the heads' reads, the hidden dim is padded to 240, whole
+// heads: a layout label describes h * 80 + d in a dim of 240, not in one of 192.
+// CHECK-LABEL: func.func @heads_of_80
+// CHECK:         %[[P:.*]] = spyre.matmul
+// CHECK-NEXT:    %[[ROWS:.*]] = spyre.restickify (%[[P]]) : {{.*}} -> tensor<16x160xf16, #spyre.layout<device_size = [1, 240, 64], dim_order = [1, 0], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[H:.*]] = spyre.view %[[ROWS]] affine_map<(d0, d1, d2) -> (d1, ((d0 * 80) + d2))>
+// CHECK-NEXT:    spyre.pointwise "neg" (%[[H]])
+func.func @heads_of_80(%x: tensor<16x64xf16>, %w: tensor<64x160xf16>) -> tensor<2x16x80xf16> {
+  %p = spyre.matmul (%x, %w) : (tensor<16x64xf16>, tensor<64x160xf16>) -> tensor<16x160xf16>
+  %h = spyre.view %p affine_map<(d0, d1, d2) -> (d1, d0 * 80 + d2)> : tensor<16x160xf16> -> tensor<2x16x80xf16>
+  %r = spyre.pointwise "neg" (%h) : (tensor<2x16x80xf16>) -> tensor<2x16x80xf16>
+  func.return %r : tensor<2x16x80xf16>
+}

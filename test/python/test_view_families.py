@@ -1,0 +1,73 @@
+"""Families whose attention reads views no single copy could lower, compiled and compared with
+eager on 1, 4 and 32 cores (fp16; fp32 on 4):
+
+- GPT-NeoX: rotary on 16 of each 64-element head of a fused QKV projection (``rotary_pct``
+  0.25): the copy of the rotary part read the projection at ``h * 192 + d`` with ``d`` filling a
+  quarter of a stick, and now reads it restickified onto its rows (``copy_padded_views``);
+- Phi: rotary on half of each head (``partial_rotary_factor`` 0.5);
+- Llama with heads of 80 (not a multiple of a stick): 2 KV heads are 160 outputs, which their
+  projection writes as 192 (3 sticks); restickified onto its rows for the heads' reads, that dim
+  is padded to 240, whole heads (``nest_padding``);
+- LlamaModel at batch 2 and sequence 100 (``rotate_half`` on ``b * 100 + l`` rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
+
+import spyre_mlir  # noqa: E402
+from spyre_mlir.interpreter import compare, tolerance_for  # noqa: E402
+
+
+def _neox() -> Any:
+    return transformers.GPTNeoXModel(transformers.GPTNeoXConfig(
+        vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=1, num_attention_heads=2,
+        rotary_pct=0.25, use_cache=False))
+
+
+def _phi() -> Any:
+    return transformers.PhiModel(transformers.PhiConfig(
+        vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=1, num_attention_heads=2,
+        partial_rotary_factor=0.5, use_cache=False))
+
+
+def _llama_heads_of_80() -> Any:
+    return transformers.LlamaModel(transformers.LlamaConfig(
+        vocab_size=256, hidden_size=320, intermediate_size=256, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=80, use_cache=False))
+
+
+def _llama() -> Any:
+    return transformers.LlamaModel(transformers.LlamaConfig(
+        vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=2, use_cache=False))
+
+
+FAMILIES: dict[str, tuple[Callable[[], Any], tuple[int, int]]] = {
+    "gpt-neox-rotary-quarter": (_neox, (1, 16)),
+    "phi-rotary-half": (_phi, (1, 16)),
+    "llama-heads-of-80": (_llama_heads_of_80, (1, 16)),
+    "llama-batch-2-length-100": (_llama, (2, 100)),
+}
+CASES = [(name, torch.float16, cores) for name in FAMILIES for cores in (1, 4, 32)] + [
+    (name, torch.float32, 4) for name in FAMILIES]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("name,dtype,cores", CASES, ids=[f"{n}-{str(d)[6:]}-{c}cores" for n, d, c in CASES])
+def test_a_family_reading_views_at_any_offset_matches_eager(name, dtype, cores):
+    factory, shape = FAMILIES[name]
+    torch.manual_seed(0)
+    model = factory().to(dtype).eval()
+    ids = torch.randint(0, 256, shape)
+    with torch.no_grad():
+        want = model(ids).last_hidden_state
+        got = spyre_mlir.compile(model, (ids,), cores=cores).run(ids).last_hidden_state
+    assert got.dtype == want.dtype and got.shape == want.shape
+    compare(name, got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
