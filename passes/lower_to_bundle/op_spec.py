@@ -37,7 +37,11 @@ innermost first) through the tensor's indexing map:
   index's value, the constant 0 in its map): the label of the entry dim that
   drives the index's stick, ``scale_`` -1 (one row per iteration point), with a
   back gap of the other rows, so that the table's extent there is its row count;
-* any other constant (a size-1 dim, or a fixed index into a window): no label.
+* any other constant (a size-1 dim, or a fixed index into a window): no label;
+* ``k*d_0 + ...`` with every coefficient a multiple of ``k > 1``, off the stick dim (every
+  k-th element: GPT-J's interleaved rotary pairs): the op gets an iteration dim of one
+  element past its own (``add_gap_dim``), the innermost term of that host dim with a back
+  gap of ``k - 1``, so that the others nest row-major outside it.
 """
 
 from __future__ import annotations
@@ -120,6 +124,39 @@ class _SpecBuilder:
         self.labels = sdsc_labels(len(self.space), self.func.kind)
         self.out = len(self.maps) - 1
         self.indirect = op.indirect_access()
+        self.gap: int | None = None
+        """The gap dim (:meth:`add_gap_dim`), if the op has one."""
+        self.add_gap_dim()
+
+    def strided_dims(self, t: int) -> list[int]:
+        """The host dims of tensor ``t``, not its stick dim, that no iteration dim steps one element
+        at a time: every coefficient a multiple of the smallest, which exceeds 1 (``d * 2 + 1``, the
+        odd elements: GPT-J's interleaved rotary pairs)."""
+        layout, found = self.accesses[t].layout, []
+        for h, expr in enumerate(self.maps[t].results):
+            linear = affine_linear(expr)
+            if h == layout.stick_dim or linear is None or linear.is_const():
+                continue
+            step = min(c for _, c in linear.terms)
+            if step > 1 and all(c % step == 0 for _, c in linear.terms):
+                found.append(h)
+        return found
+
+    def add_gap_dim(self) -> None:
+        """Give an op that reads or writes a :meth:`strided_dims` dim an iteration dim of one
+        element past its own (labelled after theirs): in each such host dim it is the innermost
+        term, stepping once over the smallest coefficient's elements (its back gap the rest), so
+        that the strided term nests row-major outside it."""
+        if self.func.kind is OpKind.MATMUL or not any(self.strided_dims(t) for t in range(len(self.maps))):
+            return
+        rank = len(self.space)
+        if rank + 1 > len(_LABELS) + 1:
+            raise self.error(f"an op of iteration rank {rank} reading every k-th element has no SDSC label to spare")
+        unused = [label for label in _LABELS if label not in self.labels]
+        self.gap = rank
+        self.space = (*self.space, 1)
+        self.maps = tuple(AffineMap(rank + 1, 0, m.results) for m in self.maps)
+        self.labels = (*self.labels, unused[0])
 
     def error(self, msg: str) -> SpyreError:
         return SpyreError(f"cannot lower '{self.op.name}' ({self.func.name}) to SDSC: {msg}", op=self.op)
@@ -146,6 +183,8 @@ class _SpecBuilder:
         if h == layout.stick_dim:
             extent = round_up(extent, layout.elems_per_stick)
         ordered = sorted(found.terms, key=lambda dc: dc[1])
+        if self.gap is not None and h in self.strided_dims(t):
+            ordered.insert(0, (self.gap, 1))
         terms, stride = [], 1
         for i, (dim, coefficient) in enumerate(ordered):
             # A window of a wider storage (a tile's strided bounding slice) steps by more than the
@@ -348,7 +387,8 @@ class _SpecBuilder:
                                  "of an operand sticked on it)")
 
     def splits(self, sizes: Sequence[int]) -> list[int]:
-        splits = list(self.op.get_core_splits() or (1,) * len(self.space))
+        splits = list(self.op.get_core_splits() or (1,) * len(self.op.get_iteration_space() or (1,)))
+        splits += [1] * (len(self.space) - len(splits))
         if math.prod(splits) > self.cores:
             raise self.error(f"core_splits {splits} need {math.prod(splits)} cores, only {self.cores} available")
         for i, (size, split) in enumerate(zip(sizes, splits)):
@@ -407,6 +447,7 @@ class _SpecBuilder:
         self.check_result_keeps(tensors[self.out], sizes)
         splits = self.splits(sizes)
         order = slice_order(self.op) or (0,)  # a rank-0 op iterates one 1-element dim
+        order = (*order, *range(len(order), len(self.space)))  # the gap dim, last
         cores = math.prod(splits)
         per_core = [s // n for s, n in zip(sizes, splits)]
         starts = [[i * p for i, p in zip(sl, per_core)] for sl in core_to_slice(splits, order, cores)]

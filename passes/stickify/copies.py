@@ -102,6 +102,12 @@ def untangled(copy: ComputeOp, coord: Linear, tangled: set[int], elems_per_stick
     return not (driver in tangled and padded) and not splits_stick(coord, elems_per_stick)
 
 
+def strided(coord: Linear) -> bool:
+    """True when no dim drives ``coord`` one element at a time (``d * 2 + 1``: every second
+    element, GPT-J's interleaved rotary pairs): sticked on it, no layout label describes it."""
+    return stick_driver(coord) is None
+
+
 def untangled_stick(copy: ComputeOp, coords: Sequence[Linear], tangled: set[int],
                     elems_per_stick: int, narrow: bool = False) -> int | None:
     """The dim to stick a tensor of ``copy`` on, read or written at ``coords``, when the one
@@ -306,7 +312,9 @@ class Copier:
         _, (source,), written = op_reads(copy)
         layout = self.plan.layouts[source.storage]
         tangled = nested_dims([*source.coords, *written])
-        if layout.stick_dim is None or untangled(copy, source.coords[layout.stick_dim], tangled, layout.elems_per_stick):
+        if layout.stick_dim is None or (not strided(source.coords[layout.stick_dim])
+                                        and untangled(copy, source.coords[layout.stick_dim], tangled,
+                                                      layout.elems_per_stick)):
             return copy
         if (other := untangled_stick(copy, source.coords, tangled, layout.elems_per_stick)) is not None:
             restuck = value_layout(source.storage, other, nest_padding(layout, source.coords, other))

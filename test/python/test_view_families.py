@@ -5,6 +5,9 @@ eager on 1, 4 and 32 cores (fp16; fp32 on 4):
   0.25): the copy of the rotary part read the projection at ``h * 192 + d`` with ``d`` filling a
   quarter of a stick, and now reads it restickified onto its rows (``copy_padded_views``);
 - Phi: rotary on half of each head (``partial_rotary_factor`` 0.5);
+- GPT-J: interleaved rotary pairs (``x[..., ::2]``, ``x[..., 1::2]``): every second element of
+  a head, read from the projection restickified onto its rows (``strided``) through an
+  iteration dim of one element that steps over each pair (``add_gap_dim``);
 - Llama with heads of 80 (not a multiple of a stick): 2 KV heads are 160 outputs, which their
   projection writes as 192 (3 sticks); restickified onto its rows for the heads' reads, that dim
   is padded to 240, whole heads (``nest_padding``);
@@ -37,6 +40,11 @@ def _phi() -> Any:
         partial_rotary_factor=0.5, use_cache=False))
 
 
+def _gptj() -> Any:
+    return transformers.GPTJModel(transformers.GPTJConfig(
+        vocab_size=256, n_embd=128, n_layer=1, n_head=2, rotary_dim=32, n_positions=64, use_cache=False))
+
+
 def _llama_heads_of_80() -> Any:
     return transformers.LlamaModel(transformers.LlamaConfig(
         vocab_size=256, hidden_size=320, intermediate_size=256, num_hidden_layers=1, num_attention_heads=4,
@@ -52,6 +60,7 @@ def _llama() -> Any:
 FAMILIES: dict[str, tuple[Callable[[], Any], tuple[int, int]]] = {
     "gpt-neox-rotary-quarter": (_neox, (1, 16)),
     "phi-rotary-half": (_phi, (1, 16)),
+    "gpt-j-interleaved-rotary": (_gptj, (1, 16)),
     "llama-heads-of-80": (_llama_heads_of_80, (1, 16)),
     "llama-batch-2-length-100": (_llama, (2, 100)),
 }
