@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 from xdsl.dialects import tensor
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import indirect, views
@@ -216,6 +217,18 @@ def _logical_not(cx: NodeEmitter, x: SSAValue) -> SSAValue:
     if _is_bool(cx, 0):
         return cx.pointwise("sub", [x], {"x": 1.0})
     return cx.binary("equal", x, 0.0)
+
+
+def _isinf(cx: NodeEmitter, x: SSAValue) -> SSAValue:
+    """``|x| == inf``, compared in float32: a float16 op holds no infinite constant (DLFloat16 has
+    no infinity; on the device an fp16 value past 65504 stays finite, so it is no inf there)."""
+    magnitude = cx.pointwise("abs", [x], elem=Float32Type())
+    return cx.binary("equal", magnitude, math.inf, elem=Float32Type())
+
+
+def _isnan(cx: NodeEmitter, x: SSAValue) -> SSAValue:
+    """``x != x``: only a nan differs from itself."""
+    return cx.pointwise("notequal", [x, x], elem=cx.out_elem(x))
 
 
 def _logical(op_func: str) -> Emitter:
@@ -527,6 +540,8 @@ TABLE: dict[Any, Emitter] = {
     aten.pow.Tensor_Scalar: _pow,
     aten.where.self: _where,
     aten.logical_not.default: _logical_not,
+    aten.isinf.default: _isinf,
+    aten.isnan.default: _isnan,
     aten.logical_and.default: _logical("mul"),
     aten.logical_or.default: _logical("maximum"),
     aten.logical_xor.default: _logical("notequal"),
