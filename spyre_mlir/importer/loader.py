@@ -102,11 +102,23 @@ def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bo
                          f"{type(example_inputs).__name__}: pass (x,) for one input x")
     module = as_module(fn_or_module)
     inputs = tuple(example_inputs)
+    _register_cache_structures()
     with quiet_torch():
         if strict:
             return torch.export.export(module, inputs, strict=True)
         with fx_traceback.preserve_node_meta():
             return torch.export.export(module, inputs, strict=False)
+
+
+def _register_cache_structures() -> None:
+    """transformers' pytree registration of ``DynamicCache`` (its own export recipe), when
+    transformers is loaded: a decoder called as its author calls it returns one (``use_cache``
+    defaults to true), and a decode step takes one; export then flattens it to its tensors."""
+    if "transformers" not in sys.modules:
+        return
+    from transformers.integrations.executorch import register_dynamic_cache_export_support
+
+    register_dynamic_cache_export_support()
 
 
 def export_user_model(fn_or_module: Any, example_inputs: Sequence[Any]) -> torch.export.ExportedProgram:

@@ -25,7 +25,7 @@ and :func:`decompose` traces the program with its inputs flattened.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import torch
@@ -119,16 +119,30 @@ def drop_empty_concatenands(program: torch.export.ExportedProgram) -> list[str]:
     return dropped
 
 
-def _custom_inputs(program: torch.export.ExportedProgram) -> bool:
-    """Whether an input of ``program`` is structured by a pytree node other than a tuple, list or dict."""
+def _custom_structure(spec: Any) -> bool:
+    """Whether the pytree ``spec`` has a node other than a tuple, list or dict (a cache object)."""
     plain = (tuple, list, dict)
-    stack = [program.call_spec.in_spec]
+    stack = [spec]
     while stack:
         spec = stack.pop()
         if not spec.is_leaf() and spec.type not in plain:
             return True
         stack.extend(spec.children())
     return False
+
+
+@contextmanager
+def _flat_outputs(program: torch.export.ExportedProgram) -> Iterator[None]:
+    """``program`` returning its user outputs flattened, one tensor per graph output, while in the
+    context: a re-trace then builds no output structure of the model's (a ``DynamicCache`` a
+    decoder returns, whose layers start from new empty constants)."""
+    signature = program.module_call_graph[0].signature
+    saved = signature.out_spec
+    signature.out_spec = pytree.tree_structure(tuple(range(saved.num_leaves)))
+    try:
+        yield
+    finally:
+        signature.out_spec = saved
 
 
 @contextmanager
@@ -157,10 +171,12 @@ def decompose(program: torch.export.ExportedProgram, table: dict[Any, Any]) -> t
     rebind_buffer_aliases(program)
     drop_empty_concatenands(program)
     try:
-        if _custom_inputs(program):
-            with _flat_inputs(program):
-                return program.run_decompositions(table)
-        return program.run_decompositions(table)
+        with ExitStack() as flat:
+            if _custom_structure(program.call_spec.in_spec):
+                flat.enter_context(_flat_inputs(program))
+            if _custom_structure(program.call_spec.out_spec):
+                flat.enter_context(_flat_outputs(program))
+            return program.run_decompositions(table)
     except Exception as e:
         raise SpyreError(f"torch could not decompose the exported program: run_decompositions() raised "
                          f"{type(e).__name__}: {first_line(str(e))}", loc=_forward_location(program)) from e

@@ -220,3 +220,27 @@ def test_programs_of_two_models_share_nothing():
     assert decode.share(prefill) == []
     want = compile_generation(other, 1, ids.shape[1], 4, cores=4)[1].run(torch.tensor([[3]]), torch.tensor([0]))
     torch.testing.assert_close(decode.run(torch.tensor([[3]]), torch.tensor([0])), want)
+
+
+@pytest.mark.parametrize("cores", [1, 32])
+def test_a_decoder_called_as_written_returns_its_dynamic_cache(cores):
+    """``LlamaModel(input_ids)`` with its default ``use_cache``: the output holds a ``DynamicCache``
+    of this pass's keys and values.  Export flattens it (transformers' registration, made by the
+    compiler when transformers is loaded) and decomposition re-traces the program with its outputs
+    flat (a re-built cache would lift new empty constants); ``run`` returns the cache rebuilt."""
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.LlamaModel(transformers.LlamaConfig(
+        vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2)).eval()
+    assert model.config.use_cache
+    ids = torch.randint(0, 256, (1, 16))
+    with torch.no_grad():
+        want = model(ids)
+        got = spyre_mlir.compile(model, (ids,), cores=cores).run(ids)
+    assert type(got.past_key_values) is type(want.past_key_values)
+    torch.testing.assert_close(got.last_hidden_state, want.last_hidden_state, rtol=1e-4, atol=1e-4)
+    for mine, theirs in zip(got.past_key_values.layers, want.past_key_values.layers):
+        torch.testing.assert_close(mine.keys, theirs.keys, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(mine.values, theirs.values, rtol=1e-4, atol=1e-4)
