@@ -109,14 +109,15 @@ def strided(coord: Linear) -> bool:
 
 
 def untangled_stick(copy: ComputeOp, coords: Sequence[Linear], tangled: set[int],
-                    elems_per_stick: int, narrow: bool = False) -> int | None:
+                    elems_per_stick: int, narrow: bool = False, avoid: int | None = None) -> int | None:
     """The dim to stick a tensor of ``copy`` on, read or written at ``coords``, when the one
     its reader needs is tangled (:func:`untangled`, a head of 32 in sticks of 64): the
     innermost one that the copy steps along and that is not (a head's sequence dim); with
     ``narrow``, one the copy does not step along (a sequence of one token: one element per
-    stick) when there is no other.  None when there is none."""
+    stick) when there is no other; never ``avoid`` (the dim the tensor is sticked on now).  None
+    when there is none."""
     space = copy.get_iteration_space()
-    others = [j for j, c in enumerate(coords) if (d := stick_driver(c)) not in (None, BROADCAST)
+    others = [j for j, c in enumerate(coords) if j != avoid and (d := stick_driver(c)) not in (None, BROADCAST)
               and (narrow or space[d] > 1) and untangled(copy, c, tangled, elems_per_stick)]
     wide = [j for j in others if space[stick_driver(coords[j])] > 1]
     return (wide or others or [None])[-1]
@@ -303,7 +304,8 @@ class Copier:
 
     def untangle_source(self, op: ComputeOp, index: int, read: Read, copy: RestickifyOp) -> RestickifyOp:
         """Make ``copy``, of operand ``index``'s view, read its storage at an untangled stick
-        (:func:`untangled`): a restickify of the storage onto another dim the copy steps along
+        (:func:`untangled`), one element at a time (not :func:`strided`) from a stick's first
+        element (a slice at offset 1 of a sequence sticked on it starts no stick): a restickify of the storage onto another dim the copy steps along
         untangled (:func:`untangled_stick`); else the storage unflattened along a nest whose
         innermost term is untangled then (:func:`untangling_nest`, rows ``b * 100 + l``); else a
         restickify onto a dim of one element (:func:`one_element_dim`, one token), of which the
@@ -312,11 +314,12 @@ class Copier:
         _, (source,), written = op_reads(copy)
         layout = self.plan.layouts[source.storage]
         tangled = nested_dims([*source.coords, *written])
-        if layout.stick_dim is None or (not strided(source.coords[layout.stick_dim])
-                                        and untangled(copy, source.coords[layout.stick_dim], tangled,
-                                                      layout.elems_per_stick)):
+        stick = None if layout.stick_dim is None else source.coords[layout.stick_dim]
+        if stick is None or (not strided(stick) and stick.const % layout.elems_per_stick == 0
+                             and untangled(copy, stick, tangled, layout.elems_per_stick)):
             return copy
-        if (other := untangled_stick(copy, source.coords, tangled, layout.elems_per_stick)) is not None:
+        if (other := untangled_stick(copy, source.coords, tangled, layout.elems_per_stick,
+                                     avoid=layout.stick_dim)) is not None:
             restuck = value_layout(source.storage, other, nest_padding(layout, source.coords, other))
             self.reread(copy, 0, source, self.restickified(source.storage, restuck, op))
         elif (nest := untangling_nest(copy, source, written, layout)) is not None:
@@ -383,11 +386,21 @@ class Copier:
         self.plan.layouts[copy.result] = value_layout(value, driven_stick(read.coords, storage_stick, rank))
         return copy
 
+    def misread(self, read: Read) -> bool:
+        """Whether ``read``'s stick coordinate is one that neither the op nor a copy reading the same
+        coordinate reads as is: every k-th element (:func:`strided`), or from an element past a
+        stick's first (a slice at offset 1 of a sequence sticked on it)."""
+        layout = self.plan.layouts[read.storage]
+        if layout.stick_dim is None:
+            return False
+        coord = read.coords[layout.stick_dim]
+        return bool(coord.terms) and (strided(coord) or coord.const % layout.elems_per_stick != 0)
+
     def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
         """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
         that the op pads, and each one that shares a coordinate between a dim the op pads and
         another (``h * 32 + d`` with ``d`` padded to a stick of 64: the padding would read the
-        next head): the copy is the tensor the op reads, so it is the one :meth:`pad` pads
+        next head), and each one :meth:`misread`: the copy is the tensor the op reads, so it is the one :meth:`pad` pads
         (the view's storage needs nothing).  A copy reading its storage tangled reads it sticked
         otherwise (:meth:`untangle_source`: GPT-NeoX's rotary part, 16 of each 64-element head of
         a fused QKV projection).  Returns the copies."""
@@ -396,6 +409,7 @@ class Copier:
         copied = {i for i, read in enumerate(reads) if read.views and nested_dims(read.coords) & padded}
         copied |= {i for i, read, _ in missing_padding(self.plan, op) if i < len(op.inputs) and read.views
                    and copy_reason(op, i, self.plan.layouts.__getitem__) is not None}
+        copied |= {i for i, read in enumerate(reads) if read.views and self.misread(read)}
         copies = []
         for index in sorted(copied):
             copy = self.copy_view(op.operands[index], op)

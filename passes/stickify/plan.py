@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from spyre_mlir.analysis.assembly import Assembly, assembly_filled_by, assembly_of
-from spyre_mlir.analysis.views import Read, map_coords, op_reads
+from spyre_mlir.analysis.views import Dim, Read, map_coords, op_reads
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -135,10 +135,13 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
         layout = plan.layouts[read.storage]
         extents = list(layout.padded_host_shape)
         for j, coord in enumerate(read.coords):
-            driver = stick_driver(coord)
+            driver, step = stick_driver(coord), 1
+            if driver is None and len(coord.terms) == 1 and isinstance(coord.terms[0][0], Dim):
+                driver, step = coord.terms[0][0].pos, coord.terms[0][1]  # every step-th element
             reach = extents[j] if j != layout.stick_dim else round_up(extents[j], layout.elems_per_stick)
-            if driver in padded and padded[driver] + coord.const > reach:
-                extents[j] = padded[driver] + coord.const
+            needed = round_up(step * (padded[driver] - 1) + 1 + coord.const, step) if driver in padded else 0
+            if needed > reach:  # whole steps: a strided dim is labelled in steps (op_spec's gap dim)
+                extents[j] = needed
         if extents != list(layout.padded_host_shape):
             needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
                                                     padded_shape=extents)))

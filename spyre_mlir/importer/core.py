@@ -49,6 +49,7 @@ from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element
 from spyre_mlir.importer.emitter import Missing, NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import repair
+from spyre_mlir.importer.convolution import shifted_matmuls
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.quiet import quiet_torch
@@ -477,6 +478,7 @@ def decomposition_table() -> dict[Any, Any]:
         op = getattr(torch.ops.aten, name).default
         if op in table:
             del table[op]
+    table[torch.ops.aten.convolution.default] = shifted_matmuls
     return table
 
 
