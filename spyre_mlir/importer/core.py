@@ -46,7 +46,7 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
-from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element
+from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
 from spyre_mlir.importer.emitter import Missing, NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import repair
 from spyre_mlir.importer.convolution import shifted_matmuls
@@ -247,6 +247,7 @@ class _Importer:
         ep = self.ep
         sig = ep.graph_signature
         examples = self._example_tensors()
+        split_index_reads(ep.graph, lambda n: [u for u in n.users if u.target not in _NO_READ])
         self.known = known_values(ep, examples)
         self.tabulation = tabulate(ep, self.known)
         self.constants = ConstantArguments(self.block, self.arg_types, self.arg_attrs, self.known, self.values)

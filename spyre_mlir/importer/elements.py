@@ -97,11 +97,53 @@ def _reads(node: torch.fx.Node, users: Callable[[torch.fx.Node], list[torch.fx.N
             more_index, more_data = _reads(user, users)
             index += more_index
             data += more_data
-        elif any(i is node for i, _, _ in index_arguments(user)):
+        elif user.target is index_values or any(i is node for i, _, _ in index_arguments(user)):
             index.append(user)
         elif user.target not in INDEX_OPS:
             data.append(user)
     return index, data
+
+
+def index_values(index: torch.Tensor, bound: int) -> torch.Tensor:
+    """The values of the integer tensor ``index`` (each below ``bound``) as float32 data: the
+    target of the node :func:`split_index_reads` inserts, which the importer emits as the table
+    ``[0, 1, ..., bound - 1]`` read through ``index``."""
+    return index.to(torch.float32)
+
+
+def split_index_reads(graph: torch.fx.Graph, users: Callable[[torch.fx.Node], list[torch.fx.Node]]) -> None:
+    """Make each integer graph input read both as an index and as data (RoBERTa's ``input_ids``:
+    the index of its token embedding, and ``input_ids != pad`` for its position ids) an index
+    only: its direct users that read it as data read an :func:`index_values` node instead, whose
+    bound is the smallest extent an index use of it addresses (values past it are no valid index
+    either).  A direct user that reads it both ways (a view feeding both) is left as it is, and so
+    is an input of one element, which the importer tabulates over its values."""
+    for node in [n for n in graph.nodes if n.op == "placeholder"]:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype not in (torch.int64, torch.int32) or val.numel() == 1:
+            continue  # a one-element input is tabulated over its values instead (folding.tabulate)
+        index, data = _reads(node, users)
+        if not index or not data:
+            continue
+        bound = min(int(table.meta["val"].shape[dim]) for user in index
+                    for i, table, dim in index_arguments(user) if isinstance(table, torch.fx.Node))
+        readers = [u for u in users(node) if not _reads_as_index(node, u, users)]
+        if not readers:
+            continue
+        with graph.inserting_after(node):
+            values = graph.call_function(index_values, (node, bound))
+        values.meta["val"] = torch.empty(val.shape, dtype=torch.float32, device="meta")
+        values.meta["stack_trace"] = readers[0].meta.get("stack_trace")
+        for reader in readers:
+            reader.replace_input_with(node, values)
+
+
+def _reads_as_index(node: torch.fx.Node, user: torch.fx.Node,
+                    users: Callable[[torch.fx.Node], list[torch.fx.Node]]) -> bool:
+    """Whether ``user`` reads ``node`` as an index, directly or through forwarding ops."""
+    if user.target in _FORWARDING:
+        return bool(_reads(user, users)[0])
+    return any(i is node for i, _, _ in index_arguments(user))
 
 
 def input_element(node: torch.fx.Node, users: Callable[[torch.fx.Node], list[torch.fx.Node]]
@@ -146,4 +188,4 @@ def is_float(elem: Attribute) -> bool:
 
 
 __all__ = ["FLAG_ELEMENT", "FLAG_RANGE", "HOLDABLE", "ReadTwoWays", "dtype_of", "element_type", "is_integral",
-           "input_element", "result_element", "is_float"]
+           "index_values", "input_element", "result_element", "is_float", "split_index_reads"]

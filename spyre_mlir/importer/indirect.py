@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import SSAValue
 
 from spyre_mlir.importer import views
@@ -38,7 +38,7 @@ def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False
     if elem_of(index) != i32:
         raise Unsupported(f"the index must be an integer tensor, got element type {elem_of(index)}")
     if elem_of(table) == i32:
-        raise Unsupported("reading an integer table through an index is not supported")
+        table = _known_integer_table(cx)
     if not shape_of(index):
         raise Unsupported("a 0-d index is not supported")
     rank = len(shape_of(table))
@@ -49,6 +49,18 @@ def _take(cx: NodeEmitter, table: Any, dim: int, index: Any, along: bool = False
         raise Unsupported(f"the index of shape {list(shape_of(index))} must have the rank of the table "
                           f"{list(shape_of(table))} and fit in it off dim {dim}")
     return cx.gather(table, dim % rank, index, along)
+
+
+def _known_integer_table(cx: NodeEmitter) -> SSAValue:
+    """The integer table of the node being emitted (its first argument), known at compile time, as
+    float32 data (exact below 2**24): RoBERTa's ``token_type_ids`` buffer gathered at its position
+    ids.  An integer table only known on the device is not supported (the device reads no integer
+    data)."""
+    values = cx.known(cx.node.args[0])
+    if not isinstance(values, torch.Tensor) or values.numel() and values.abs().max() >= 2 ** 24:
+        raise Unsupported("reading an integer table through an index is supported for a table known at "
+                          "compile time, of values below 2**24")
+    return cx.tensor(values.to(torch.float32), Float32Type())
 
 
 def _integral_index(cx: NodeEmitter) -> bool:

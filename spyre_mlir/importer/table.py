@@ -25,9 +25,10 @@ import torch
 from xdsl.dialects import tensor
 from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.importer import indirect, views
-from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, is_integral
+from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, index_values, is_integral
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, missing, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
@@ -217,6 +218,16 @@ def _logical_not(cx: NodeEmitter, x: SSAValue) -> SSAValue:
     if _is_bool(cx, 0):
         return cx.pointwise("sub", [x], {"x": 1.0})
     return cx.binary("equal", x, 0.0)
+
+
+def _index_values(cx: NodeEmitter, index: SSAValue, bound: int) -> SSAValue:
+    """An index input's values as float32 data (:func:`~spyre_mlir.importer.elements.index_values`):
+    the table ``[0, 1, ..., bound - 1]`` read through it, exact below 2**24."""
+    table = cx.tensor(torch.arange(bound, dtype=torch.float32)[:, None], Float32Type())
+    rank = len(shape_of(index))
+    rows = cx.gather(table, 0, index)
+    dims = tuple(AffineExpr.dimension(i) for i in range(rank))
+    return cx.view(rows, AffineMap(rank, 0, (*dims, AffineExpr.constant(0))), shape_of(index))
 
 
 def _isinf(cx: NodeEmitter, x: SSAValue) -> SSAValue:
@@ -540,6 +551,7 @@ TABLE: dict[Any, Emitter] = {
     aten.pow.Tensor_Scalar: _pow,
     aten.where.self: _where,
     aten.logical_not.default: _logical_not,
+    index_values: _index_values,
     aten.isinf.default: _isinf,
     aten.isnan.default: _isnan,
     aten.logical_and.default: _logical("mul"),

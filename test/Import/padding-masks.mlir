@@ -14,7 +14,8 @@
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_positions | %spyre-opt | %filecheck %s --check-prefix=CUMSUM
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_position_rows | %filecheck %s --check-prefix=POSROWS
 // RUN: %spyre-import %S/Inputs/padding_masks.py:build_position_rows | %spyre-opt | %filecheck %s --check-prefix=POSROWS
-// RUN: not %spyre-import %S/Inputs/padding_masks.py:build_index_and_data 2>&1 | %filecheck %s --check-prefix=TWO-WAYS
+// RUN: %spyre-import %S/Inputs/padding_masks.py:build_index_and_data | %filecheck %s --check-prefix=TWO-WAYS
+// RUN: %spyre-import %S/Inputs/padding_masks.py:build_index_and_data | %spyre-opt | %filecheck %s --check-prefix=TWO-WAYS
 // RUN: not %spyre-import %S/Inputs/padding_masks.py:build_shuffled_pairs 2>&1 | %filecheck %s --check-prefix=PAIRS
 // RUN: not %spyre-import %S/Inputs/padding_masks.py:build_uint16_mask 2>&1 | %filecheck %s --check-prefix=UINT16
 
@@ -55,8 +56,14 @@
 // POSROWS-NEXT:    %[[ROWS:.*]] = spyre.pointwise "identity" (%[[INDEX]], %table) {indirect_dim = 0 : i64} : (tensor<2x8xi32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
 // POSROWS-NEXT:    func.return %[[ROWS]]
 
-// TWO-WAYS: padding_masks.py:32: error: graph input 'ids' (torch.int64): it is read both as the index of 'aten.index.Tensor' and as data; Spyre holds an index as int32 and data as float flags, not both
-// TWO-WAYS-NOT: Traceback
+// Token ids read both as an index and as data: the input stays an int32 index, and its data is
+// the table of the values below the indexed table's 8 rows, read through it.
+// TWO-WAYS-LABEL: func.func @main(%table: tensor<8x64xf32> {{.*}}, %ids: tensor<2x4xi32> {{.*}}, %const_index_values: tensor<8x1xf32> {spyre.role = "constant", {{.*}} spyre.value = dense<{{\[\[}}0.000000e+00], [1.000000e+00], [2.000000e+00]
+// TWO-WAYS-NEXT:    %[[VALUES:.*]] = spyre.pointwise "identity" (%ids, %const_index_values) {indirect_dim = 0 : i64} : (tensor<2x4xi32>, tensor<8x1xf32>) -> tensor<2x4x1xf32>
+// TWO-WAYS-NEXT:    %[[FLOATS:.*]] = spyre.view %[[VALUES]] affine_map<(d0, d1) -> (d0, d1, 0)> : tensor<2x4x1xf32> -> tensor<2x4xf32>
+// TWO-WAYS-NEXT:    %[[ROWS:.*]] = spyre.pointwise "identity" (%ids, %table) {indirect_dim = 0 : i64}
+// TWO-WAYS-NEXT:    %[[COLUMN:.*]] = spyre.view %[[FLOATS]]
+// TWO-WAYS-NEXT:    spyre.pointwise "mul" (%[[ROWS]], %[[COLUMN]])
 
 // PAIRS: padding_masks.py:40: error: unsupported ATen op 'aten.index.Tensor': 2 index tensors that are not a view of the indexed value
 // PAIRS-NOT: Traceback

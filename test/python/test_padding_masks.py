@@ -98,14 +98,31 @@ class _IndexAndData(torch.nn.Module):
         self.table = torch.nn.Parameter(torch.randn(8, 64))
 
     def forward(self, ids):
-        return self.table[ids] * ids.unsqueeze(-1)  # the line of the index
+        return self.table[ids] * ids.unsqueeze(-1)
 
 
-_INDEX_LINE = _IndexAndData.forward.__code__.co_firstlineno + 1
+class _OneViewTwoWays(_IndexAndData):
+    """Reads one view of ``ids`` both as an index and as data."""
+
+    def forward(self, ids):
+        flat = ids.reshape(-1)
+        return self.table[flat] * flat.unsqueeze(-1)  # the line of the index
 
 
-def test_an_input_read_as_index_and_as_data_is_a_located_error():
-    program = export_model(_IndexAndData(), (torch.randint(0, 8, (2, 4)),))
+_INDEX_LINE = _OneViewTwoWays.forward.__code__.co_firstlineno + 2
+
+
+def test_an_input_read_as_index_and_as_data_reads_a_table_of_its_values():
+    """The input stays an int32 index; its data is the table of the values below the indexed
+    table's 8 rows, read through it."""
+    ids = torch.randint(0, 8, (2, 4))
+    model = _IndexAndData()
+    with torch.no_grad():
+        torch.testing.assert_close(spyre_mlir.compile(model, (ids,), cores=4).run(ids), model(ids))
+
+
+def test_one_view_read_as_index_and_as_data_is_a_located_error():
+    program = export_model(_OneViewTwoWays(), (torch.randint(0, 8, (2, 4)),))
     with pytest.raises(SpyreError, match=r"graph input 'ids' \(torch.int64\): it is read both as the index of "
                                          r"'aten.index.Tensor' and as data.*two inputs") as info:
         import_program(program)
