@@ -263,18 +263,26 @@ class PointwiseOp(ComputeOp):
         dim, table_shape = self.indirect_dim.value.data, tensor_shape(table)
         if not 0 <= dim < len(table_shape):
             raise VerifyException(f"indirect_dim {dim} is outside the table rank {len(table_shape)}")
-        if self.has_explicit_maps():
-            maps = self.get_indexing_maps()
-            if len(maps) != 3 or len(maps[1].results) != len(table_shape):
-                return  # the interface check names the malformed maps
-            gathered = maps[1].results[dim]
-            if gathered != AffineExpr.constant(0):
-                raise VerifyException(f"the table map must hold 0 in the gathered dim {dim}, got {gathered}")
+        if self._addressed_by_index(1, len(table_shape), dim, "table", "gathered"):
             return
         expected = [*table_shape[:dim], *tensor_shape(index), *table_shape[dim + 1:]]
         if list(tensor_shape(self.result)) != expected:
             raise VerifyException(f"result shape {list(tensor_shape(self.result))} must be {expected}: the table's "
                                   f"dims with dim {dim} replaced by the index's")
+
+    def _addressed_by_index(self, operand: int, rank: int, dim: int, what: str, how: str) -> bool:
+        """With explicit maps, check that operand ``operand`` (of ``rank`` dims, the one the index
+        addresses along ``dim``) is read there at 0, the index's value, and return True (its
+        shape then says nothing of how it is read); False without explicit maps.  Malformed maps
+        are left to the interface check, which names them."""
+        if not self.has_explicit_maps():
+            return False
+        maps = self.get_indexing_maps()
+        if len(maps) == len(self.inputs) + 1 and len(maps[operand].results) == rank:
+            addressed = maps[operand].results[dim]
+            if addressed != AffineExpr.constant(0):
+                raise VerifyException(f"the {what} map must hold 0 in the {how} dim {dim}, got {addressed}")
+        return True
 
     def _verify_scatter(self) -> None:
         if self.op_func_name.data != "identity" or self.consts is not None:
@@ -295,13 +303,7 @@ class PointwiseOp(ComputeOp):
         dim, dest_shape, rows_shape = self.scatter_dim.value.data, tensor_shape(dest), tensor_shape(rows)
         if not 0 <= dim < len(dest_shape):
             raise VerifyException(f"scatter_dim {dim} is outside the destination rank {len(dest_shape)}")
-        if self.has_explicit_maps():
-            maps = self.get_indexing_maps()
-            if len(maps) != 4 or len(maps[2].results) != len(dest_shape):
-                return  # the interface check names the malformed maps
-            scattered = maps[2].results[dim]
-            if scattered != AffineExpr.constant(0):
-                raise VerifyException(f"the destination map must hold 0 in the scattered dim {dim}, got {scattered}")
+        if self._addressed_by_index(2, len(dest_shape), dim, "destination", "scattered"):
             return
         expected = [*dest_shape[:dim], tensor_shape(index)[0], *dest_shape[dim + 1:]]
         if list(rows_shape) != expected:

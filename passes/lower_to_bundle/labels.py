@@ -138,7 +138,9 @@ class OpLabels:
         element past its own (labelled after theirs): in each such host dim it is the innermost
         term, stepping once over the smallest coefficient's elements (its back gap the rest), so
         that the strided term nests row-major outside it."""
-        if self.func.kind is OpKind.MATMUL or not any(self.strided_dims(t) for t in range(len(self.maps))):
+        self.strided = {t: set(self.strided_dims(t)) for t in range(len(self.maps))}
+        """Each tensor's :meth:`strided_dims`."""
+        if self.func.kind is OpKind.MATMUL or not any(self.strided.values()):
             return
         rank = len(self.space)
         if rank + 1 > len(_LABELS) + 1:
@@ -174,7 +176,7 @@ class OpLabels:
         if h == layout.stick_dim:
             extent = round_up(extent, layout.elems_per_stick)
         ordered = sorted(found.terms, key=lambda dc: dc[1])
-        if self.gap is not None and h in self.strided_dims(t):
+        if self.gap is not None and h in self.strided[t]:
             ordered.insert(0, (self.gap, 1))
         terms, stride = [], 1
         for i, (dim, coefficient) in enumerate(ordered):
