@@ -389,12 +389,13 @@ class Copier:
     def misread(self, read: Read) -> bool:
         """Whether ``read``'s stick coordinate is one that neither the op nor a copy reading the same
         coordinate reads as is: every k-th element (:func:`strided`), or from an element past a
-        stick's first (a slice at offset 1 of a sequence sticked on it)."""
+        stick's first (a slice at offset 1 of a sequence sticked on it, or one column of a
+        narrow tensor broadcast: a top-k slot's expert index)."""
         layout = self.plan.layouts[read.storage]
         if layout.stick_dim is None:
             return False
         coord = read.coords[layout.stick_dim]
-        return bool(coord.terms) and (strided(coord) or coord.const % layout.elems_per_stick != 0)
+        return coord.const % layout.elems_per_stick != 0 or bool(coord.terms) and strided(coord)
 
     def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
         """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and

@@ -22,7 +22,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from spyre_mlir.analysis.assembly import Assembly, assembly_filled_by, assembly_of
-from spyre_mlir.analysis.views import Dim, Read, map_coords, op_reads
+from spyre_mlir.analysis.linear import Linear
+from spyre_mlir.analysis.views import Dim, Read, atoms, map_coords, op_reads
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -109,11 +110,23 @@ def check_storage(op: ComputeOp, index: int, storage: SSAValue) -> None:
 
 def followers(plan: Plan, op: ComputeOp, index: int, read: Read, required: int) -> tuple[list[int], list[int]]:
     """The dims of operand ``index``'s storage, and of the view ``op`` reads, that ``required``
-    drives: where a restickify of the storage, or a copy of the view, could put the stick."""
+    drives: where a restickify of the storage, or a copy of the view, could put the stick.  An
+    operand that ``required`` steps nowhere (it broadcasts along it) is followed by a dim of
+    one element it reads at 0: sticked there, it is a broadcast (``ids[:, :, None] == experts``)."""
     eps = plan.layouts[read.storage].elems_per_stick
     storage_dims = [j for j in dims_driven_by(read.coords, required) if not splits_stick(read.coords[j], eps)]
     space = list(op.get_iteration_space())
-    return storage_dims, dims_driven_by(map_coords(op.get_indexing_maps()[index], space), required)
+    view_coords = map_coords(op.get_indexing_maps()[index], space)
+    view_dims = dims_driven_by(view_coords, required)
+    if not any(isinstance(atom, Dim) and atom.pos == required for coord in read.coords for atom in atoms(coord)):
+        storage_dims = storage_dims or _unit_reads(read.coords, value_shape(read.storage))
+        view_dims = view_dims or _unit_reads(view_coords, value_shape(op.operands[index]))
+    return storage_dims, view_dims
+
+
+def _unit_reads(coords: Sequence[Linear], shape: Sequence[int]) -> list[int]:
+    """The dims of one element that ``coords`` read at 0."""
+    return [j for j, (c, n) in enumerate(zip(coords, shape)) if n == 1 and not c.terms and c.const == 0]
 
 
 def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLayout]]:

@@ -61,6 +61,13 @@ def _dense_driver(op: ComputeOp, read: Read) -> int | None:
     return (kept or drivers or [None])[0]
 
 
+def _reduced_stick(result: Sequence[Linear]) -> tuple[int, ...]:
+    """The result dims a reduction over its operand's stick may be sticked on: its kept dims of
+    one element (a sparse result), else its innermost."""
+    kept = tuple(j for j, c in enumerate(result) if not c.terms)
+    return (kept or (len(result) - 1,)) if result else ()
+
+
 def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan: Plan) -> OpRule:
     """The stick rule of ``op`` given how it reads its (decided) storage."""
     kind = op.op_func().kind
@@ -76,10 +83,11 @@ def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan
         driver = plan.driver(reads[0])
         sparse = driver == BROADCAST or (driver is not None and op.get_iteration_space()[driver] == 1)
         if sparse and (dense := _dense_driver(op, reads[0])) is not None:
+            if dense in op.reduction_dims():
+                return OpRule(_reduced_stick(result), {0: dense})
             return OpRule(tuple(dims_driven_by(result, dense)) or every, {0: dense})
         if driver in op.reduction_dims():
-            kept = tuple(j for j, c in enumerate(result) if not c.terms)
-            return OpRule((kept or (len(result) - 1,)) if result else ())
+            return OpRule(_reduced_stick(result))
         if driver not in (None, BROADCAST):
             return OpRule(tuple(dims_driven_by(result, driver)) or every)
     return OpRule(every)

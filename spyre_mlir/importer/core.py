@@ -47,8 +47,8 @@ from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintA
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
-from spyre_mlir.importer.emitter import Missing, NodeEmitter, Unsupported, ident, shape_of, tensor_type
-from spyre_mlir.importer import repair
+from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
+from spyre_mlir.importer import repair, selection
 from spyre_mlir.importer.convolution import shifted_matmuls
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
@@ -420,10 +420,7 @@ class _Importer:
                               "its value is not a tensor")
         if node not in self.values and node in self.known:
             return self.constants.read(node, consumer)
-        v = self.values[node]
-        if isinstance(v, Missing):
-            raise Unsupported(v.why)
-        return v
+        return self.values[node]
 
     # 4. values known at compile time --------------------------------------------------
     def _is_argument(self, node: torch.fx.Node) -> bool:
@@ -473,13 +470,15 @@ KEEP_WHOLE = ("silu", "softplus")
 
 
 def decomposition_table() -> dict[Any, Any]:
-    """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`."""
+    """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`, with convolutions
+    as matmuls and selections by value as reductions (:mod:`~spyre_mlir.importer.selection`)."""
     table = torch.export.default_decompositions()
     for name in KEEP_WHOLE:
         op = getattr(torch.ops.aten, name).default
         if op in table:
             del table[op]
     table[torch.ops.aten.convolution.default] = shifted_matmuls
+    table.update(selection.TABLE)
     return table
 
 

@@ -116,8 +116,8 @@ def split_index_reads(graph: torch.fx.Graph, users: Callable[[torch.fx.Node], li
     the index of its token embedding, and ``input_ids != pad`` for its position ids) an index
     only: its direct users that read it as data read an :func:`index_values` node instead, whose
     bound is the smallest extent an index use of it addresses (values past it are no valid index
-    either).  A direct user that reads it both ways (a view feeding both) is left as it is, and so
-    is an input of one element, which the importer tabulates over its values."""
+    either).  A view of it read both ways is split likewise (:func:`_split_reads`).  An input of
+    one element is left as it is: the importer tabulates it over its values."""
     for node in [n for n in graph.nodes if n.op == "placeholder"]:
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor) or val.dtype not in (torch.int64, torch.int32) or val.numel() == 1:
@@ -127,15 +127,28 @@ def split_index_reads(graph: torch.fx.Graph, users: Callable[[torch.fx.Node], li
             continue
         bound = min(int(table.meta["val"].shape[dim]) for user in index
                     for i, table, dim in index_arguments(user) if isinstance(table, torch.fx.Node))
-        readers = [u for u in users(node) if not _reads_as_index(node, u, users)]
-        if not readers:
-            continue
-        with graph.inserting_after(node):
-            values = graph.call_function(index_values, (node, bound))
-        values.meta["val"] = torch.empty(val.shape, dtype=torch.float32, device="meta")
-        values.meta["stack_trace"] = readers[0].meta.get("stack_trace")
-        for reader in readers:
-            reader.replace_input_with(node, values)
+        _split_reads(graph, node, bound, users)
+
+
+def _split_reads(graph: torch.fx.Graph, node: torch.fx.Node, bound: int,
+                 users: Callable[[torch.fx.Node], list[torch.fx.Node]]) -> None:
+    """Make ``node``'s users that read it only as data read an :func:`index_values` node of it; a
+    forwarding user (a view) read both ways is split the same way, one level down (CLIP's
+    ``input_ids.view(-1, n)``, embedded and searched for its end token)."""
+    readers = []
+    for user in users(node):
+        if not _reads_as_index(node, user, users):
+            readers.append(user)
+        elif user.target in _FORWARDING and _reads(user, users)[1] and isinstance(user.meta.get("val"), torch.Tensor):
+            _split_reads(graph, user, bound, users)
+    if not readers:
+        return
+    with graph.inserting_after(node):
+        values = graph.call_function(index_values, (node, bound))
+    values.meta["val"] = torch.empty(node.meta["val"].shape, dtype=torch.float32, device="meta")
+    values.meta["stack_trace"] = readers[0].meta.get("stack_trace")
+    for reader in readers:
+        reader.replace_input_with(node, values)
 
 
 def _reads_as_index(node: torch.fx.Node, user: torch.fx.Node,

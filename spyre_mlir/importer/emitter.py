@@ -243,21 +243,10 @@ def scalar(a: Any) -> float:
     return float(a)
 
 
-@dataclass(frozen=True)
-class Missing:
-    """A node output the importer does not produce (e.g. argmax indices)."""
-
-    why: str
-
-
-def missing(why: str) -> Missing:
-    return Missing(why)
-
-
 def ident(name: str) -> str:
     """``name`` as an SSA name hint (letters, digits and underscores)."""
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
-__all__ = ["NodeEmitter", "Unsupported", "Missing", "missing", "scalar", "tensor_type", "shape_of",
+__all__ = ["NodeEmitter", "Unsupported", "scalar", "tensor_type", "shape_of",
            "elem_of", "broadcast_shape", "ident"]

@@ -12,6 +12,7 @@ in :mod:`spyre_mlir.importer.table`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -122,11 +123,75 @@ def _index(cx: NodeEmitter, x: Any, indices: Sequence[Any]) -> SSAValue:
     if view is not None:
         return view
     given = [d for d, index in enumerate(indices) if index is not None]
-    if len(given) != 1:
+    if len(given) == 1:
+        return _take(cx, x, given[0], indices[given[0]])
+    along = _index_along(cx, x, indices, known)
+    if along is None:
         raise Unsupported(f"{len(given)} index tensors that are not a view of the indexed value (their values "
                           "are data, or not affine in the result's coordinates): Spyre reads through one index "
-                          "tensor")
-    return _take(cx, x, given[0], indices[given[0]])
+                          "tensor, beside index tensors that each count one dim of the result")
+    return along
+
+
+def _index_along(cx: NodeEmitter, x: SSAValue, indices: Sequence[Any],
+                 known: Sequence[torch.Tensor | None]) -> SSAValue | None:
+    """``x[indices]`` with adjacent index tensors, one of them data and each other a compile-time
+    count along its own dim of the indices' grid, in order (CLIP's pooled token:
+    ``hidden[arange(B), ids.argmax(-1)]``); else None.  With whole dims after the indexed ones,
+    the indexed dims are one dim of rows, read at each grid point's row (its counts' offset plus
+    the data index, an index of its own); else one element per grid point along the data's dim
+    (``torch.gather``, through the data index spread over the table's other dims)."""
+    src = shape_of(x)
+    given = [d for d, index in enumerate(indices) if index is not None]
+    data = [d for d in given if known[d] is None]
+    counted = [d for d in given if known[d] is not None]
+    if len(data) != 1 or given != list(range(given[0], given[-1] + 1)):
+        return None
+    grid = tuple(torch.broadcast_shapes(*(tuple(shape_of(indices[d])) for d in given)))
+    if len(grid) != len(counted):
+        return None
+    for g, d in enumerate(counted):
+        if grid[g] > src[d] or _affine_form(known[d].expand(grid).to(torch.int64)) != (0, {g: 1} if grid[g] > 1 else {}):
+            return None
+    (dim,) = data
+    first, last = given[0], given[-1]
+    index = indices[dim]
+    index = cx.view(index, views.expand_map(shape_of(index), grid), grid) if shape_of(index) != grid else index
+    out = tuple(int(s) for s in cx.val.shape)
+    if last + 1 < len(src):
+        return _read_rows(cx, x, first, last, dim, counted, grid, index)
+    spread = [grid[counted.index(d)] if d in counted else 1 for d in range(first, last + 1)]
+    lifted = [1] * first + spread + [1] * (len(src) - last - 1)
+    lifted[dim] = 1
+    index = cx.view(index, views.reshape_map(grid, lifted), lifted)
+    table_shape = [*src[:first], *spread, *src[last + 1:]]
+    table_shape[dim] = 1
+    index = cx.view(index, views.expand_map(lifted, table_shape), table_shape)
+    picked = _take(cx, x, dim, index, along=True)
+    return cx.view(picked, views.reshape_map(table_shape, out), out)
+
+
+def _read_rows(cx: NodeEmitter, x: SSAValue, first: int, last: int, dim: int, counted: Sequence[int],
+               grid: Sequence[int], index: SSAValue) -> SSAValue:
+    """``x`` with dims ``first..last`` merged into one of rows, read at the row of each grid point:
+    ``index * stride(dim) + sum(count_g * stride(counted_g))`` (in float32, exact below 2**24)."""
+    src = shape_of(x)
+    group = src[first:last + 1]
+    strides = [math.prod(group[k + 1:]) for k in range(len(group))]
+    rows = math.prod(group)
+    if rows >= 2 ** 24:
+        raise Unsupported(f"{rows} rows indexed at once: a row index is exact in float32 below 2**24")
+    table_shape = (*src[:first], rows, *src[last + 1:])
+    table = cx.view(x, views.reshape_map(src, table_shape), table_shape)
+    offsets = torch.zeros(grid, dtype=torch.float32)
+    for g, d in enumerate(counted):
+        offsets += strides[d - first] * torch.arange(grid[g], dtype=torch.float32).reshape(
+            [grid[g] if k == g else 1 for k in range(len(grid))])
+    row = cx.cast(index, Float32Type())
+    if strides[dim - first] != 1:
+        row = cx.binary("mul", row, float(strides[dim - first]))
+    row = cx.binary("add", row, cx.tensor(offsets, Float32Type()))
+    return _take(cx, table, first, row)
 
 
 def _index_view(cx: NodeEmitter, x: SSAValue, known: Sequence[torch.Tensor | None]) -> SSAValue | None:

@@ -29,7 +29,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.importer import indirect, views
 from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, index_values, is_integral
-from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, missing, scalar, shape_of, tensor_type
+from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]
@@ -276,13 +276,14 @@ def _any_all(op_func: str) -> Emitter:
 
 def _to_copy(cx: NodeEmitter, x: SSAValue, **kwargs: Any) -> SSAValue:
     """A conversion: to bool, the flag ``x != 0`` (a bool stays itself); to an integer dtype, an
-    integer or bool value as it is held (an int32 index, or a float of integer value); to a float
+    integer or bool value as it is held (an int32 index, or a float of integer value: also the
+    values of an integer input read through it, :func:`index_values`); to a float
     dtype, a cast."""
     dtype, source = kwargs.get("dtype"), dtype_of(cx.node.args[0])
     if dtype == torch.bool:
         return x if source == torch.bool else cx.binary("notequal", x, 0.0)
     if dtype is not None and is_integral(dtype):
-        if source is None or not is_integral(source):
+        if (source is None or not is_integral(source)) and getattr(cx.node.args[0], "target", None) is not index_values:
             raise Unsupported(f"conversion of a float tensor to {dtype} (Spyre has no integer arithmetic; "
                               "it holds integers computed from bools and integer inputs as floats)")
         return x
@@ -332,13 +333,6 @@ def _cumsum(cx: NodeEmitter, x: SSAValue, dim: int, *, dtype: Any = None) -> SSA
 
 _FLOAT16_EXACT = 2048
 """float16 holds every integer up to this one exactly."""
-
-
-def _reduction_with_indices(op_func: str, what: str) -> Emitter:
-    def emit(cx: NodeEmitter, x: SSAValue, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
-        return (cx.reduce(op_func, x, [dim], keepdim),
-                missing(f"the indices output of aten.{what}.dim (argmax/argmin) is not supported"))
-    return emit
 
 
 # --------------------------------------------------------------------------
@@ -571,8 +565,6 @@ TABLE: dict[Any, Emitter] = {
     aten.mean.default: _reduction("mean"),
     aten.amax.default: _reduction("max"),
     aten.amin.default: _reduction("min"),
-    aten.max.dim: _reduction_with_indices("max", "max"),
-    aten.min.dim: _reduction_with_indices("min", "min"),
     aten.any.default: _any_all("max"),
     aten.any.dim: _any_all("max"),
     aten.any.dims: _any_all("max"),
