@@ -51,7 +51,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, output_results
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
@@ -61,6 +61,10 @@ from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_l
 from spyre_mlir.figures import figures_table
 from spyre_mlir.opfuncs import OpKind
 
+
+EXPERTS_ATTR = "spyre.experts"
+"""Function attribute the importer sets: the form each mixture-of-experts layer got and why
+(:mod:`spyre_mlir.importer.experts`), which the report lists."""
 
 PREDICTED_ATTR = "spyre.predicted"
 """Attribute of a lowered ``sdsc_execute`` (its :meth:`OpCost.figures`) and of the bundle function
@@ -344,6 +348,8 @@ class CostReport:
     lower_bound_ns: float
     streaming_bound_ns: float = 0.0
     """The weights and buffers read once at peak bandwidth (:func:`streaming_bound_ns`)."""
+    experts: tuple[str, ...] = ()
+    """The form of each mixture-of-experts layer and why (:data:`EXPERTS_ATTR`)."""
 
     @property
     def total_ns(self) -> float:
@@ -358,18 +364,19 @@ class CostReport:
     def table(self) -> str:
         """The report as text: the table of :func:`spyre_mlir.figures.figures_table` (the columns
         and totals of ``spyre-run --stats``), the predicted time beside, then the lower bound and
-        the ratio, and for a program that reads weights, the weight-streaming bound and the ratio."""
+        the ratio, for a program that reads weights, the weight-streaming bound and the ratio, and
+        the form of each mixture-of-experts layer."""
         us = [f"{c.ns / 1000:.1f}" for c in self.ops] + [f"{self.total_ns / 1000:.1f}"]
         table = figures_table([(f"sdsc_{i}.json", c.op.op_func().name, c.figures()) for i, c in enumerate(self.ops)],
                               [("predicted us", us)])
         ratio = self.total_ns / self.lower_bound_ns if self.lower_bound_ns else float("inf")
         text = (f"{table}\nlower bound {self.lower_bound_ns / 1000:.1f} us (graph inputs read and outputs written "
                 f"once at peak bandwidth, or all MACs at peak); predicted / lower bound = {ratio:.2f}\n")
-        if not self.streaming_bound_ns:
-            return text
-        return (f"{text}weight-streaming bound {self.streaming_bound_ns / 1000:.1f} us (parameters, buffers and "
-                f"constants read once at peak bandwidth); predicted / weight-streaming bound = "
-                f"{self.total_ns / self.streaming_bound_ns:.2f}\n")
+        if self.streaming_bound_ns:
+            text += (f"weight-streaming bound {self.streaming_bound_ns / 1000:.1f} us (parameters, buffers and "
+                     f"constants read once at peak bandwidth); predicted / weight-streaming bound = "
+                     f"{self.total_ns / self.streaming_bound_ns:.2f}\n")
+        return text + "".join(f"mixture of experts {layer}\n" for layer in self.experts)
 
 
 def cost_report(module: ModuleOp, facts: CostFacts = SPYRE_FACTS) -> CostReport:
@@ -379,5 +386,7 @@ def cost_report(module: ModuleOp, facts: CostFacts = SPYRE_FACTS) -> CostReport:
     if len(bodies) != 1:
         raise SpyreError(f"a cost report needs one function of compute ops, found {len(bodies)}", op=module)
     config = target_config(module)
+    layers = bodies[0].attributes.get(EXPERTS_ATTR)
     return CostReport(tuple(predict(bodies[0], config.alignment, facts)),
-                      lower_bound_ns(bodies[0], config.cores, facts), streaming_bound_ns(bodies[0], facts))
+                      lower_bound_ns(bodies[0], config.cores, facts), streaming_bound_ns(bodies[0], facts),
+                      tuple(layer.data for layer in layers.data) if isinstance(layers, ArrayAttr) else ())

@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from spyre_mlir.analysis.cost import EXPERTS_ATTR
 from spyre_mlir.analysis.kernel_args import UPDATES_ATTR
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr
@@ -48,7 +49,7 @@ from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
-from spyre_mlir.importer import repair, selection
+from spyre_mlir.importer import experts, repair, selection
 from spyre_mlir.importer.convolution import shifted_matmuls
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
@@ -341,6 +342,9 @@ class _Importer:
         folded = self._folded_ops()
         if folded:
             f.attributes[FOLDED_OPS_ATTR] = IntegerAttr(folded, i64)
+        layers = _experts_layers(self.ep.graph)
+        if layers:
+            f.attributes[EXPERTS_ATTR] = ArrayAttr([StringAttr(layer) for layer in layers])
         return ModuleOp([f])
 
     def _folded_ops(self) -> int:
@@ -439,6 +443,21 @@ _NO_READ = (torch.ops.aten._assert_tensor_metadata.default,)
 
 FOLDED_OPS_ATTR = "spyre.folded_ops"
 """Function attribute: how many ATen ops the import evaluated at compile time."""
+
+
+def _experts_layers(graph: torch.fx.Graph) -> list[str]:
+    """``"<module path>: <form and why>"`` of each mixture-of-experts layer, in graph order: the
+    annotation :func:`~spyre_mlir.importer.experts.experts_forward` put on its nodes."""
+    layers: dict[str, str] = {}
+    for node in graph.nodes:
+        form = (node.meta.get("custom") or {}).get(experts.ANNOTATION)
+        if form is None:
+            continue
+        stack = list((node.meta.get("nn_module_stack") or {}).values())
+        where = stack[-1][0] if stack else node_origin(node)
+        if not any(where == layer or where.startswith(f"{layer}.") for layer in layers):
+            layers[where] = form  # a node of a submodule (its activation) belongs to the layer before it
+    return [f"{where}: {form}" for where, form in layers.items()]
 
 
 def _implied_sizes(names: Sequence[str], shape: Sequence[int]) -> dict[str, int]:

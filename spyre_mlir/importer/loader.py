@@ -32,6 +32,7 @@ from torch.utils._pytree import tree_flatten, tree_structure, tree_unflatten
 
 from spyre_mlir.diagnostics import SpyreError, first_line, model_code_error
 from spyre_mlir.importer.core import graph_inputs, input_name
+from spyre_mlir.importer.experts import static_experts
 from spyre_mlir.importer.locations import user_frame
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.manifest import Manifest
@@ -92,7 +93,8 @@ def as_module(fn_or_module: Any) -> torch.nn.Module:
 def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bool = False
                  ) -> torch.export.ExportedProgram:
     """``torch.export.export`` with ``spyre_hint`` annotations preserved, torch's own
-    output held back (:func:`~spyre_mlir.importer.quiet.quiet_torch`).
+    output held back (:func:`~spyre_mlir.importer.quiet.quiet_torch`), and transformers'
+    experts layers in a static form (:func:`~spyre_mlir.importer.experts.static_experts`).
 
     Non-strict export runs inside ``torch.fx.traceback.preserve_node_meta()``,
     which is what keeps the hints; strict export keeps them by itself.
@@ -103,7 +105,7 @@ def export_model(fn_or_module: Any, example_inputs: Sequence[Any], *, strict: bo
     module = as_module(fn_or_module)
     inputs = tuple(example_inputs)
     _register_cache_structures()
-    with quiet_torch():
+    with quiet_torch(), static_experts():
         if strict:
             return torch.export.export(module, inputs, strict=True)
         with fx_traceback.preserve_node_meta():
