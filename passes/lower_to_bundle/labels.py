@@ -34,7 +34,7 @@ innermost first) through the tensor's indexing map:
 * any other constant (a size-1 dim, or a fixed index into a window): no label;
 * ``k*d_0 + ...`` with every coefficient a multiple of ``k > 1``, off the stick dim (every
   k-th element: GPT-J's interleaved rotary pairs): the op gets an iteration dim of one
-  element past its own (``add_gap_dim``), the innermost term of that host dim with a back
+  element past its own for each such dim (``add_gap_dims``), the innermost term of that host dim with a back
   gap of ``k - 1``, so that the others nest row-major outside it.
 """
 
@@ -115,9 +115,9 @@ class OpLabels:
         self.labels = sdsc_labels(len(self.space), self.func.kind)
         self.out = len(self.maps) - 1
         self.indirect = op.indirect_access()
-        self.gap: int | None = None
-        """The gap dim (:meth:`add_gap_dim`), if the op has one."""
-        self.add_gap_dim()
+        self.gaps: tuple[int, ...] = ()
+        """The gap dims (:meth:`add_gap_dims`), if the op has any."""
+        self.add_gap_dims()
 
     def strided_dims(self, t: int) -> list[int]:
         """The host dims of tensor ``t``, not its stick dim, that no iteration dim steps one element
@@ -133,23 +133,25 @@ class OpLabels:
                 found.append(h)
         return found
 
-    def add_gap_dim(self) -> None:
-        """Give an op that reads or writes a :meth:`strided_dims` dim an iteration dim of one
-        element past its own (labelled after theirs): in each such host dim it is the innermost
-        term, stepping once over the smallest coefficient's elements (its back gap the rest), so
-        that the strided term nests row-major outside it."""
-        self.strided = {t: set(self.strided_dims(t)) for t in range(len(self.maps))}
+    def add_gap_dims(self) -> None:
+        """Give an op that reads or writes :meth:`strided_dims` dims iteration dims of one element
+        past its own (labelled after theirs), the k-th for each tensor's k-th such dim: in that host
+        dim it is the innermost term, stepping once over the smallest coefficient's elements (its
+        back gap the rest), so that the strided term nests row-major outside it."""
+        self.strided = {t: sorted(self.strided_dims(t)) for t in range(len(self.maps))}
         """Each tensor's :meth:`strided_dims`."""
-        if self.func.kind is OpKind.MATMUL or not any(self.strided.values()):
+        count = max(map(len, self.strided.values()), default=0)
+        if self.func.kind is OpKind.MATMUL or not count:
             return
         rank = len(self.space)
-        if rank + 1 > len(_LABELS) + 1:
-            raise self.error(f"an op of iteration rank {rank} reading every k-th element has no SDSC label to spare")
         unused = [label for label in _LABELS if label not in self.labels]
-        self.gap = rank
-        self.space = (*self.space, 1)
-        self.maps = tuple(AffineMap(rank + 1, 0, m.results) for m in self.maps)
-        self.labels = (*self.labels, unused[0])
+        if count > len(unused):
+            raise self.error(f"an op of iteration rank {rank} reading every k-th element of {count} dims has "
+                             "no SDSC labels to spare")
+        self.gaps = tuple(range(rank, rank + count))
+        self.space = (*self.space, *[1] * count)
+        self.maps = tuple(AffineMap(rank + count, 0, m.results) for m in self.maps)
+        self.labels = (*self.labels, *unused[:count])
 
     def error(self, msg: str) -> SpyreError:
         return SpyreError(f"cannot lower '{self.op.name}' ({self.func.name}) to SDSC: {msg}", op=self.op)
@@ -176,8 +178,8 @@ class OpLabels:
         if h == layout.stick_dim:
             extent = round_up(extent, layout.elems_per_stick)
         ordered = sorted(found.terms, key=lambda dc: dc[1])
-        if self.gap is not None and h in self.strided[t]:
-            ordered.insert(0, (self.gap, 1))
+        if h in self.strided[t]:
+            ordered.insert(0, (self.gaps[self.strided[t].index(h)], 1))
         terms, stride = [], 1
         for i, (dim, coefficient) in enumerate(ordered):
             # A window of a wider storage (a tile's strided bounding slice) steps by more than the

@@ -150,6 +150,17 @@ def mod(lin: Linear, c: int, space: Sequence[int]) -> Linear:
     return Linear(((Mod(r, c), 1),))
 
 
+def recombined(lin: Linear) -> Linear:
+    """``lin`` with each ``c * k * (r floordiv c) + k * (r mod c)`` pair of its terms written as
+    ``k * r``: a dim split and merged back (a patch grid flattened after its rows were)."""
+    terms = dict(lin.terms)
+    for atom, k in lin.terms:
+        if isinstance(atom, Mod) and terms.get(atom) == k and terms.get(Div(atom.arg, atom.divisor)) == k * atom.divisor:
+            del terms[atom], terms[Div(atom.arg, atom.divisor)]
+            return recombined(Linear.of(terms, lin.const) + atom.arg.scaled(k))
+    return lin
+
+
 def linear(expr: AffineExpr, env: Sequence[Linear], space: Sequence[int]) -> Linear:
     """``expr`` with its dim ``i`` replaced by ``env[i]``, in normal form over ``space``."""
     if isinstance(expr, AffineConstantExpr):
@@ -160,7 +171,7 @@ def linear(expr: AffineExpr, env: Sequence[Linear], space: Sequence[int]) -> Lin
     lhs = linear(expr.lhs, env, space)
     rhs = linear(expr.rhs, env, space)
     if expr.kind is AffineBinaryOpKind.Add:
-        return lhs + rhs
+        return recombined(lhs + rhs)
     assert not rhs.terms, f"non-affine expression {expr}"
     c = rhs.const
     if expr.kind is AffineBinaryOpKind.Mul:
@@ -183,7 +194,7 @@ def substitute(lin: Linear, env: Sequence[Linear], space: Sequence[int]) -> Line
         else:
             part = mod(substitute(atom.arg, env, space), atom.divisor, space)
         total = total + part.scaled(k)
-    return total
+    return recombined(total)
 
 
 def to_expr(lin: Linear) -> AffineExpr:
@@ -451,7 +462,21 @@ def unreadable_reason(op: ComputeOp, read: Read, coords: Sequence[Linear], layou
     if fixed:
         extent = layout.padded_host_shape[fixed[0]]
         return f"which fixes host dim {fixed[0]} ({extent} elements) inside a dim it iterates"
+    if op.op_func().kind is OpKind.MATMUL:
+        strided = next((c for h, c in enumerate(coords) if h != layout.stick_dim and steps_over(c)), None)
+        if strided is not None:
+            return (f"whose coordinate {to_expr(strided)} reads every k-th element, which a matmul cannot "
+                    "(its labels leave none for the gap)")
     return None
+
+
+def steps_over(coord: Linear) -> bool:
+    """True when ``coord`` reads every k-th element for some k > 1: each coefficient a multiple of
+    the smallest, which exceeds 1 (``d * 2 + 1``)."""
+    if not coord.terms:
+        return False
+    step = min(k for _, k in coord.terms)
+    return step > 1 and all(k % step == 0 for _, k in coord.terms)
 
 
 def copy_reason(op: ComputeOp, index: int, layout_of: Callable[[SSAValue], StickLayout]) -> str | None:

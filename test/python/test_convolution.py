@@ -1,7 +1,8 @@
-"""1-d convolutions (Whisper's encoder front end: kernel 3, stride 1 then 2, padding 1) compiled
-as shifted matmuls (``spyre_mlir.importer.convolution``) and compared with eager: one tap's
-matmul per kernel position over the zero-padded input read every ``stride``-th position, summed.
-Other convolutions are one located error naming the op."""
+"""1-d convolutions (Whisper's encoder front end: kernel 3, stride 1 then 2, padding 1) and 2-d
+ones (ViT's patch embedding) compiled as shifted matmuls (``spyre_mlir.importer.convolution``)
+and compared with eager: one tap's matmul per kernel position over the zero-padded input read
+every ``stride``-th position, summed.  Other convolutions (grouped, transposed) are one located
+error naming the op."""
 
 from __future__ import annotations
 
@@ -43,8 +44,45 @@ def test_the_whisper_encoder_matches_eager(cores):
     compare("whisper", got.numpy(), want.numpy(), tolerance_for("float16"))
 
 
-def test_a_2d_convolution_is_one_located_error():
-    conv = torch.nn.Conv2d(3, 8, kernel_size=4, stride=4).eval()
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("kernel,stride,padding,size", [(4, 4, 0, 16), (3, 1, 1, 12), (3, 2, 1, 11), (2, 3, 0, 10)])
+def test_a_2d_convolution_matches_eager(kernel, stride, padding, size, dtype):
+    """Channels last, one matmul per tap: a patch embedding (stride = kernel), a same-size 3x3,
+    and strided ones whose padded input is not a whole number of strides (11 + 2 rows read every
+    second, 10 every third)."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 64, kernel_size=kernel, stride=stride, padding=padding).to(dtype).eval()
+    x = torch.randn(2, 3, size, size, dtype=dtype)
+    with torch.no_grad():
+        want = conv(x)
+        got = spyre_mlir.compile(conv, (x,), cores=4).run(x)
+    assert got.shape == want.shape
+    compare("conv2d", got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
+                                         (torch.float32, 4)])
+def test_the_vit_model_matches_eager(dtype, cores):
+    """ViT's patch embedding (``conv2d`` with stride = kernel, then ``flatten(2).transpose(1, 2)``)
+    and the class token put before the patches: the flattened grid is read as the matmul wrote
+    it, rows ``(p floordiv 4) * 4 + p mod 4`` being rows ``p``."""
+    transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
+    torch.manual_seed(0)
+    model = transformers.ViTModel(transformers.ViTConfig(
+        hidden_size=128, num_hidden_layers=1, num_attention_heads=2, intermediate_size=256, image_size=32,
+        patch_size=8, num_channels=3)).to(dtype).eval()
+    pixels = torch.randn(1, 3, 32, 32, dtype=dtype)
+    with torch.no_grad():
+        want = model(pixels)
+        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
+    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
+    compare("vit", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
+    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
+
+
+def test_a_grouped_convolution_is_one_located_error():
+    conv = torch.nn.Conv2d(4, 8, kernel_size=3, groups=2).eval()
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.convolution\.default'") as info:
-        spyre_mlir.compile(conv, (torch.randn(1, 3, 16, 16),), cores=4)
-    assert "conv.py" in str(info.value.loc) or info.value.loc is not None
+        spyre_mlir.compile(conv, (torch.randn(1, 4, 8, 8),), cores=4)
+    assert info.value.loc is not None

@@ -44,6 +44,15 @@ def test_divisions_fold_when_bounded():
     assert _norm(lambda d0: (d0 // 8, d0 % 8), [8]) == ["0", "d0"]
 
 
+def test_a_dim_split_and_merged_back_is_the_dim():
+    """Regression: ViT's patch grid, its rows ``p`` split into ``(p floordiv 4, p mod 4)`` and
+    flattened back as ``(p floordiv 4) * 4 + p mod 4``, is read at row ``p``, not through an
+    iteration split in two (which a copy into the 17 rows after the class token cannot write)."""
+    assert _norm(lambda p: ((p // 4) * 4 + p % 4,), [16]) == ["d0"]
+    assert _norm(lambda p, c: ((p // 4) * 8 + (p % 4) * 2 + c,), [16, 2]) == ["((d0 * 2) + d1)"]
+    assert _norm(lambda p: ((p // 4) * 3 + p % 4,), [16]) == ["(((d0 floordiv 4) * 3) + (d0 mod 4))"]
+
+
 def test_co_simplify_splits_remainder_first():
     space = [500, 200]
     x = map_coords(AffineMap.from_callable(lambda p, s: (p // 10, p % 10, s)), space)

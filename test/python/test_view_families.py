@@ -7,7 +7,7 @@ eager on 1, 4 and 32 cores (fp16; fp32 on 4):
 - Phi: rotary on half of each head (``partial_rotary_factor`` 0.5);
 - GPT-J: interleaved rotary pairs (``x[..., ::2]``, ``x[..., 1::2]``): every second element of
   a head, read from the projection restickified onto its rows (``strided``) through an
-  iteration dim of one element that steps over each pair (``add_gap_dim``);
+  iteration dim of one element that steps over each pair (``add_gap_dims``);
 - Llama with heads of 80 (not a multiple of a stick): 2 KV heads are 160 outputs, which their
   projection writes as 192 (3 sticks); restickified onto its rows for the heads' reads, that dim
   is padded to 240, whole heads (``nest_padding``);
