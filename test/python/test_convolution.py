@@ -14,17 +14,21 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.interpreter import compare, tolerance_for
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
-@pytest.mark.parametrize("stride,padding", [(1, 1), (2, 1), (1, 0), (3, 2)])
-def test_a_1d_convolution_matches_eager(stride, padding, dtype):
-    torch.manual_seed(0)
-    conv = torch.nn.Conv1d(16, 32, kernel_size=3, stride=stride, padding=padding).to(dtype).eval()
-    x = torch.randn(2, 16, 66, dtype=dtype)
+def _matches_eager(conv: torch.nn.Module, x: torch.Tensor) -> None:
+    conv = conv.to(x.dtype).eval()
     with torch.no_grad():
         want = conv(x)
         got = spyre_mlir.compile(conv, (x,), cores=4).run(x)
     assert got.shape == want.shape
-    compare("conv1d", got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+    compare("convolution", got.numpy(), want.numpy(), tolerance_for(str(x.dtype).removeprefix("torch.")))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("stride,padding", [(1, 1), (2, 1), (1, 0), (3, 2)])
+def test_a_1d_convolution_matches_eager(stride, padding, dtype):
+    torch.manual_seed(0)
+    _matches_eager(torch.nn.Conv1d(16, 32, kernel_size=3, stride=stride, padding=padding),
+                   torch.randn(2, 16, 66, dtype=dtype))
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
@@ -51,13 +55,8 @@ def test_a_2d_convolution_matches_eager(kernel, stride, padding, size, dtype):
     and strided ones whose padded input is not a whole number of strides (11 + 2 rows read every
     second, 10 every third)."""
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(3, 64, kernel_size=kernel, stride=stride, padding=padding).to(dtype).eval()
-    x = torch.randn(2, 3, size, size, dtype=dtype)
-    with torch.no_grad():
-        want = conv(x)
-        got = spyre_mlir.compile(conv, (x,), cores=4).run(x)
-    assert got.shape == want.shape
-    compare("conv2d", got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+    _matches_eager(torch.nn.Conv2d(3, 64, kernel_size=kernel, stride=stride, padding=padding),
+                   torch.randn(2, 3, size, size, dtype=dtype))
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
