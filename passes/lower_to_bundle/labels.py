@@ -133,13 +133,31 @@ class OpLabels:
                 found.append(h)
         return found
 
+    def enclosed_constants(self, t: int) -> list[int]:
+        """The host dims of tensor ``t`` it reads at a constant, of more than one element, inside a
+        device dim it steps along (a column of a ``[33, 2]`` tensor sticked on its 33 rows: two
+        sticks of rows, each holding both columns).  Unlabelled, such a dim would vanish from the
+        strides of the dims around it; it takes a gap dim of one element instead."""
+        layout, found = self.accesses[t].layout, []
+        stepped = False
+        for h, size in zip(layout.device_dims, layout.device_size):
+            if h == ABSENT:
+                continue
+            linear = affine_linear(self.maps[t].results[h])
+            constant = linear is not None and linear.is_const()
+            if constant and stepped and h != layout.stick_dim and layout.padded_host_shape[h] > 1 \
+                    and h not in found and not self.constant_terms(t, h):
+                found.append(h)
+            stepped = stepped or (not constant and size > 1)
+        return found
+
     def add_gap_dims(self) -> None:
         """Give an op that reads or writes :meth:`strided_dims` dims iteration dims of one element
         past its own (labelled after theirs), the k-th for each tensor's k-th such dim: in that host
         dim it is the innermost term, stepping once over the smallest coefficient's elements (its
         back gap the rest), so that the strided term nests row-major outside it."""
-        self.strided = {t: sorted(self.strided_dims(t)) for t in range(len(self.maps))}
-        """Each tensor's :meth:`strided_dims`."""
+        self.strided = {t: sorted({*self.strided_dims(t), *self.enclosed_constants(t)}) for t in range(len(self.maps))}
+        """Each tensor's :meth:`strided_dims` and :meth:`enclosed_constants`."""
         count = max(map(len, self.strided.values()), default=0)
         if self.func.kind is OpKind.MATMUL or not count:
             return
@@ -173,6 +191,8 @@ class OpLabels:
             raise self.error(f"indexing map {m} of {self.what(t)} is not a sum of scaled dims in host dim "
                              f"{h}; views must be folded (spyre-fold-views) or materialised")
         if found.is_const():
+            if h in self.strided[t]:
+                return [Term(self.gaps[self.strided[t].index(h)], "dim", layout.padded_host_shape[h])]
             return self.constant_terms(t, h)
         extent = layout.padded_host_shape[h]
         if h == layout.stick_dim:

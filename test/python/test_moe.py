@@ -70,6 +70,14 @@ def test_one_token_gathers_the_experts_it_selected_and_matches_eager(name, dtype
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("name,cores", [("mixtral", 1), ("granitemoe", 4)])
+def test_a_prompt_longer_than_a_stick_of_routes_matches_eager(name, cores):
+    """Regression: 64 tokens' top-2 experts, ``[64, 2]`` float32 sticked on the tokens (two sticks),
+    read a slot at a time: every token past the 32nd was routed through a wrong expert."""
+    _run(name, torch.float32, cores, tokens=64)
+
+
 def test_the_models_own_experts_implementation_is_left_as_it_was():
     """The static form is used while exporting only: afterwards the model computes with the
     implementation its config names, and the interface holds what it held."""

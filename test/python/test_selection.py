@@ -106,6 +106,20 @@ def test_one_column_of_a_narrow_tensor_broadcast_along_the_stick(column):
     _check(lambda t: (t[:, :, None] == experts).float().sum(1), x)
 
 
+@pytest.mark.parametrize("rows", [32, 33, 70])
+def test_a_column_of_a_tensor_sticked_on_its_rows_is_read_in_every_stick(rows):
+    """Regression: the top two of each row, ``[rows, 2]`` sticked on its rows (two sticks of 32
+    float32 rows from 33 on, each holding both columns), copied at column 1: the column the copy
+    reads at a constant takes a dim of its own in the SDSC, else the second stick of rows was
+    addressed as if the tensor had one column (row 32 read the wrong element)."""
+    def fn(t: torch.Tensor) -> torch.Tensor:
+        top = torch.cat([t.amax(-1, keepdim=True), t.amin(-1, keepdim=True)], -1)
+        return top[:, 1, None] * t
+
+    torch.manual_seed(0)
+    _check(fn, torch.randn(rows, 4), cores=1)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 @pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
                                          (torch.float32, 4)])
