@@ -119,6 +119,11 @@ class StickLayout:
         return [size for size, _ in self._device_view]
 
     @property
+    def host_nbytes(self) -> int:
+        """Bytes of the host tensor's elements, without the device's padding."""
+        return math.prod(self.host_shape) * element_bytes(self.dtype)
+
+    @property
     def stride_map(self) -> list[int]:
         """Host-element stride of each device dim (-1 for a dim absent from the host tensor)."""
         return [stride for _, stride in self._device_view]

@@ -323,9 +323,10 @@ def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -
 def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
     """The roofline lower bound of ``body`` on ``cores`` cores: each graph input read once and each
     output written once at peak bandwidth, against all its MACs at the peak of all the cores.  A
-    buffer the program updates in place counts once, as an input."""
-    inputs = sum(tensor_layout(t).nbytes for t in body.function_type.inputs.data)
-    outputs = sum(tensor_layout(body.function_type.outputs.data[j]).nbytes for j in output_results(body))
+    buffer the program updates in place counts once, as an input.  Tensors count their elements,
+    not the padding of the layout they are staged in (a plan may stage them otherwise)."""
+    inputs = sum(tensor_layout(t).host_nbytes for t in body.function_type.inputs.data)
+    outputs = sum(tensor_layout(body.function_type.outputs.data[j]).host_nbytes for j in output_results(body))
     macs = sum(math.prod(op.get_iteration_space()) for op in body.walk()
                if isinstance(op, ComputeOp) and op.op_func().kind is OpKind.MATMUL)
     return max((inputs + outputs) / facts.hbm_bytes_per_ns, macs / (cores * facts.macs_per_ns_per_core))
@@ -333,11 +334,11 @@ def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS
 
 def streaming_bound_ns(body: func.FuncOp, facts: CostFacts = SPYRE_FACTS) -> float:
     """The weight-streaming bound of ``body``: its parameters, buffers and constants (the weights
-    and a KV cache) read once at peak bandwidth: what one decode step cannot beat however few
-    tokens it computes."""
+    and a KV cache; their elements, padding aside) read once at peak bandwidth: what one decode
+    step cannot beat however few tokens it computes."""
     state = [body.body.block.args[i].type for i in range(len(body.body.block.args))
              if argument_role_and_name(body, i)[0] in ("parameter", "buffer", "constant")]
-    return sum(tensor_layout(t).nbytes for t in state) / facts.hbm_bytes_per_ns
+    return sum(tensor_layout(t).host_nbytes for t in state) / facts.hbm_bytes_per_ns
 
 
 @dataclass(frozen=True)

@@ -275,7 +275,8 @@ def test_the_weight_streaming_bound_reads_parameters_and_buffers_once() -> None:
     """A decode-like step: a [1, 64] activation through a [256, 64] fp16 linear layer whose result
     is written into one row of a [2, 16, 256] fp16 cache buffer.  The streaming bound is the
     weights and the cache read once at 150 bytes per ns; the updated cache counts once in the
-    lower bound (as an input), not again as an output."""
+    lower bound (as an input), not again as an output.  Tensors count their elements, not their
+    layouts' padding."""
     from spyre_mlir import compile as spyre_compile
 
     class Step(torch.nn.Module):
@@ -291,9 +292,22 @@ def test_the_weight_streaming_bound_reads_parameters_and_buffers_once() -> None:
     report = spyre_compile(Step(), (torch.randn(1, 1, 64, dtype=torch.float16), torch.tensor([3])), cores=4).report
     weights, cache = 256 * 64 * 2, 2 * 16 * 256 * 2
     assert report.streaming_bound_ns == pytest.approx((weights + cache) / 150)
-    inputs, outputs = weights + cache + 64 * 2 + 32 * 4, 2 * 256 * 2
+    inputs, outputs = weights + cache + 64 * 2 + 4, 2 * 256 * 2  # the position: one int32, not its stick
     assert report.lower_bound_ns == pytest.approx((inputs + outputs) / 150)
     assert "predicted / weight-streaming bound = " in report.table()
+
+
+def test_the_lower_bound_counts_elements_not_the_padding_of_their_layout() -> None:
+    """Regression: a patch embedding's [512, 3, 8, 8] kernel sticked on its 8 columns is eight
+    times its bytes padded, which the plan never reads (it reads each tap's [512, 3] kernel): a
+    bound counting the padding came out above the prediction (predicted / bound 0.27)."""
+    from spyre_mlir import compile as spyre_compile
+
+    conv = torch.nn.Conv2d(3, 512, kernel_size=8, stride=8, dtype=torch.float16).eval()
+    report = spyre_compile(conv, (torch.randn(1, 3, 32, 32, dtype=torch.float16),), cores=4).report
+    weights = 512 * 3 * 8 * 8 * 2 + 512 * 2
+    assert report.lower_bound_ns == pytest.approx((weights + 3 * 32 * 32 * 2 + 512 * 16 * 2) / 150)
+    assert report.total_ns >= report.lower_bound_ns
 
 
 def test_the_tiled_seed_example_by_hand() -> None:
