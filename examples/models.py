@@ -1,8 +1,8 @@
 # Real attention models as their authors wrote them, built from small configs
 # with random weights and a fixed seed (nothing is downloaded): transformers'
 # Llama, Granite, GPT-2 and BERT, torch.nn's TransformerEncoderLayer and
-# MultiheadAttention; and a decode step of Llama or Granite, whose past keys and
-# values are inputs.  Read by the model tests and bench/models.py; each
+# MultiheadAttention, more transformers families (MORE_FAMILIES); and a decode
+# step of Llama or Granite, whose past keys and values are inputs.  Read by the model tests and bench/models.py; each
 # zero-argument factory below also compiles from the command line:
 #
 #   spyre-compile examples/models.py:llama -o out/llama
@@ -29,11 +29,17 @@ from typing import Any
 
 import torch
 
-FAMILIES = ("llama", "granite", "gpt2", "bert", "encoder", "mha")
-"""transformers' LlamaModel, GraniteModel, GPT2Model, BertModel; torch.nn's
-TransformerEncoderLayer and MultiheadAttention."""
-
 TRANSFORMERS = ("llama", "granite", "gpt2", "bert")
+
+MORE_FAMILIES = ("phi", "neox", "gptj", "roberta", "t5", "clip", "granitemoe", "mixtral", "qwen2moe", "vit",
+                 "whisper")
+"""transformers' families called one way each (ids; ViT with pixels, Whisper's encoder with
+features): partial and interleaved rotary, encoders, mixture of experts, convolutional front
+ends."""
+
+FAMILIES = (*TRANSFORMERS, "encoder", "mha", *MORE_FAMILIES)
+"""transformers' LlamaModel, GraniteModel, GPT2Model, BertModel; torch.nn's
+TransformerEncoderLayer and MultiheadAttention; then :data:`MORE_FAMILIES`."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,55 @@ def _config(model: Model) -> Any:
     return cls(num_key_value_heads=_kv_heads(model), **sizes)
 
 
+def _more_family(model: Model) -> tuple[Any, torch.Tensor]:
+    """A model of :data:`MORE_FAMILIES` at ``model``'s size, and its example input (seed 1)."""
+    import transformers
+
+    t = transformers
+    sizes = dict(hidden_size=model.hidden, intermediate_size=2 * model.hidden, num_hidden_layers=model.layers,
+                 num_attention_heads=model.heads)
+    decoder = dict(vocab_size=model.vocab, use_cache=False, **sizes)
+    moe = dict(decoder, num_key_value_heads=_kv_heads(model), num_experts_per_tok=2)
+    built = {
+        "phi": lambda: t.PhiModel(t.PhiConfig(partial_rotary_factor=0.5, **decoder)),
+        "neox": lambda: t.GPTNeoXModel(t.GPTNeoXConfig(rotary_pct=0.25, **decoder)),
+        "gptj": lambda: t.GPTJModel(t.GPTJConfig(vocab_size=model.vocab, n_embd=model.hidden, n_layer=model.layers,
+                                                 n_head=model.heads, rotary_dim=model.hidden // model.heads // 2,
+                                                 n_positions=max(256, model.length), bos_token_id=0, eos_token_id=0,
+                                                 use_cache=False)),
+        "roberta": lambda: t.RobertaModel(t.RobertaConfig(vocab_size=model.vocab, pad_token_id=1,
+                                                          max_position_embeddings=max(256, model.length) + 2,
+                                                          **sizes), add_pooling_layer=False),
+        "t5": lambda: t.T5EncoderModel(t.T5Config(vocab_size=model.vocab, d_model=model.hidden,
+                                                  d_kv=model.hidden // model.heads, d_ff=2 * model.hidden,
+                                                  num_layers=model.layers, num_heads=model.heads)),
+        "clip": lambda: t.CLIPTextModel(t.CLIPTextConfig(vocab_size=model.vocab, bos_token_id=0, eos_token_id=2,
+                                                         pad_token_id=1, max_position_embeddings=max(256, model.length),
+                                                         **sizes)),
+        "granitemoe": lambda: t.GraniteMoeModel(t.GraniteMoeConfig(num_local_experts=4, **moe)),
+        "mixtral": lambda: t.MixtralModel(t.MixtralConfig(num_local_experts=4, **moe)),
+        "qwen2moe": lambda: t.Qwen2MoeModel(t.Qwen2MoeConfig(
+            num_experts=4, moe_intermediate_size=model.hidden // 2, shared_expert_intermediate_size=model.hidden,
+            **moe)),
+        "vit": lambda: t.ViTModel(t.ViTConfig(image_size=32, patch_size=8, num_channels=3, **sizes),
+                                  add_pooling_layer=False),
+        "whisper": lambda: t.WhisperModel(t.WhisperConfig(
+            vocab_size=model.vocab, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
+            d_model=model.hidden, encoder_layers=model.layers, decoder_layers=1, encoder_attention_heads=model.heads,
+            decoder_attention_heads=model.heads, num_mel_bins=16, max_source_positions=model.length // 2,
+            encoder_ffn_dim=2 * model.hidden, decoder_ffn_dim=2 * model.hidden)).get_encoder(),
+    }
+    net = built[model.family]().to(model.dtype).eval()
+    inputs = torch.Generator().manual_seed(1)
+    if model.family == "vit":
+        example = torch.randn(model.batch, 3, 32, 32, generator=inputs).to(model.dtype)
+    elif model.family == "whisper":
+        example = torch.randn(model.batch, 16, model.length, generator=inputs).to(model.dtype)
+    else:
+        example = torch.randint(3, model.vocab, (model.batch, model.length), generator=inputs)
+    return net, example
+
+
 def _kv_heads(model: Model) -> int:
     """Llama and Granite's key and value heads: half the query heads (grouped-query attention)."""
     return max(1, model.heads // 2)
@@ -133,6 +188,13 @@ class FromEmbeds(_Caller):
 
     def forward(self, inputs_embeds: torch.Tensor) -> torch.Tensor:
         return self.net(inputs_embeds=inputs_embeds).last_hidden_state
+
+
+class FromInput(_Caller):
+    """``net(x).last_hidden_state`` for a model's one positional input (ids, pixels, features)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).last_hidden_state
 
 
 class FromIdsAndMask(_Caller):
@@ -182,6 +244,9 @@ class SelfAttention(_Caller):
 def build(model: Model) -> tuple[torch.nn.Module, tuple[Any, ...]]:
     """The model (random weights, seed 0) and example inputs (seed 1)."""
     torch.manual_seed(0)
+    if model.family in MORE_FAMILIES:
+        net, example = _more_family(model)
+        return FromInput(net), (example,)
     if model.past and (model.family not in ("llama", "granite") or not model.ids):
         raise ValueError(f"a decode step is built for llama and granite called with ids, not {model.name}")
     if model.padding and (model.family not in TRANSFORMERS or not model.ids or model.past):
@@ -238,6 +303,16 @@ def encoder():
 
 def mha():
     return build(Model("mha"))
+
+
+def mixtral():
+    """Mixtral: 4 experts, 2 per token (the dense form at 64 tokens)."""
+    return build(Model("mixtral"))
+
+
+def vit():
+    """ViT: 16 patches of 8x8 of a 32x32 image, and the class token."""
+    return build(Model("vit"))
 
 
 def llama_padded():
