@@ -23,7 +23,8 @@ aten = torch.ops.aten
 
 
 def _positions(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """``0 .. n-1`` along ``dim`` of ``x`` (float32), of size 1 in every other dim."""
+    """``0 .. n-1`` along ``dim`` of ``x``, of size 1 in every other dim: int64, which the device
+    holds in the float32 of the data it is selected with."""
     n = x.shape[dim]
     shape = [n if d == dim else 1 for d in range(x.dim())]
     return aten.view.default(aten.arange.default(n, dtype=torch.int64, device=x.device), shape)
@@ -31,8 +32,8 @@ def _positions(x: torch.Tensor, dim: int) -> torch.Tensor:
 
 def _rounds(x: torch.Tensor, dim: int, k: int, largest: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """The ``k`` extreme values of ``x`` along ``dim`` (float32, kept dims) and their positions
-    (float32), best first: each round reduces, takes the lowest position holding the extreme
-    among the positions not yet chosen, and masks that position out."""
+    (int64), best first: each round reduces, takes the lowest position holding the extreme among
+    the positions not yet chosen, and masks that position out."""
     dim %= max(x.dim(), 1)
     n = x.shape[dim]
     data = aten._to_copy.default(x, dtype=torch.float32)
