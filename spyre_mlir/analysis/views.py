@@ -462,12 +462,32 @@ def unreadable_reason(op: ComputeOp, read: Read, coords: Sequence[Linear], layou
     if fixed:
         extent = layout.padded_host_shape[fixed[0]]
         return f"which fixes host dim {fixed[0]} ({extent} elements) inside a dim it iterates"
+    if _moves_gathered_dim(op, read):
+        return "whose rows are not the rows of its storage that the index addresses"
     if op.op_func().kind is OpKind.MATMUL:
         strided = next((c for h, c in enumerate(coords) if h != layout.stick_dim and steps_over(c)), None)
         if strided is not None:
             return (f"whose coordinate {to_expr(strided)} reads every k-th element, which a matmul cannot "
                     "(its labels leave none for the gap)")
     return None
+
+
+def _moves_gathered_dim(op: ComputeOp, read: Read) -> bool:
+    """Whether ``read`` is the table (or a store's destination) of an indirect access through a
+    view that does not keep the dim the index addresses as that dim of its storage, one row per
+    row (``[1, 16, H]`` viewed as ``[16, H]``: folded, the index would address the storage's dim
+    of one row).  Such a view is copied; the access's dim names the copy's rows."""
+    indirect = op.indirect_access()
+    if indirect is None or not read.views or read.views[0].result is not op.operands[indirect.table]:
+        return False
+    value = read.views[0].result
+    assert isinstance(value.type, TensorType)
+    space = list(value.type.get_shape())
+    own = read_through_views(value, [dim(i) for i in range(len(space))], space).coords
+    gathered = dim(indirect.table_dim)
+    return len(own) <= indirect.table_dim or own[indirect.table_dim] != gathered or any(
+        isinstance(a, Dim) and a.pos == indirect.table_dim
+        for j, c in enumerate(own) if j != indirect.table_dim for a in atoms(c))
 
 
 def steps_over(coord: Linear) -> bool:

@@ -120,10 +120,16 @@ def test_a_column_of_a_tensor_sticked_on_its_rows_is_read_in_every_stick(rows):
     _check(fn, torch.randn(rows, 4), cores=1)
 
 
+def test_one_row_read_at_a_computed_position_reads_the_row_itself():
+    """Regression: ``x[arange(1), idx]`` reads row ``idx`` of ``x``'s [1, 16, 32] viewed as [16, 32]
+    rows; folded into the read, the index addressed the storage's dim of one row."""
+    _check(lambda t: t[torch.arange(1), t.sum(-1).argmax(-1)], torch.randn(1, 16, 32))
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
-@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
-                                         (torch.float32, 4)])
-def test_clip_text_model_pools_its_end_token(dtype, cores):
+@pytest.mark.parametrize("dtype,cores,batch", [(torch.float16, 1, 2), (torch.float16, 4, 2), (torch.float16, 32, 2),
+                                               (torch.float32, 4, 2), (torch.float16, 4, 1)])
+def test_clip_text_model_pools_its_end_token(dtype, cores, batch):
     """CLIP's text model pools the hidden state at each row's largest token id (``eos_token_id``
     2: ``hidden[arange(B), ids.argmax(-1)]``), its ids read both as the embedding's index and,
     through a view, as data."""
@@ -132,8 +138,8 @@ def test_clip_text_model_pools_its_end_token(dtype, cores):
     model = transformers.CLIPTextModel(transformers.CLIPTextConfig(
         vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=1, num_attention_heads=2,
         bos_token_id=0, eos_token_id=2, pad_token_id=1)).to(dtype).eval()
-    ids = torch.randint(3, 250, (2, 16))
-    ids[0, 5], ids[1, 11] = 255, 254
+    ids = torch.randint(3, 250, (batch, 16))
+    ids[0, 5], ids[-1, 11] = 255, 254
     with torch.no_grad():
         want = model(ids)
         got = spyre_mlir.compile(model, (ids,), cores=cores).run(ids)
