@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.ir import SSAValue
 
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, output_results
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
@@ -324,8 +325,9 @@ def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS
     """The roofline lower bound of ``body`` on ``cores`` cores: each graph input read once and each
     output written once at peak bandwidth, against all its MACs at the peak of all the cores.  A
     buffer the program updates in place counts once, as an input.  Tensors count their elements,
-    not the padding of the layout they are staged in (a plan may stage them otherwise)."""
-    inputs = sum(tensor_layout(t).host_nbytes for t in body.function_type.inputs.data)
+    not the padding of the layout they are staged in (a plan may stage them otherwise), and a
+    table read through an index the rows it can address (:func:`_read_bytes`)."""
+    inputs = sum(_read_bytes(arg) for arg in body.body.block.args)
     outputs = sum(tensor_layout(body.function_type.outputs.data[j]).host_nbytes for j in output_results(body))
     macs = sum(math.prod(op.get_iteration_space()) for op in body.walk()
                if isinstance(op, ComputeOp) and op.op_func().kind is OpKind.MATMUL)
@@ -334,11 +336,28 @@ def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS
 
 def streaming_bound_ns(body: func.FuncOp, facts: CostFacts = SPYRE_FACTS) -> float:
     """The weight-streaming bound of ``body``: its parameters, buffers and constants (the weights
-    and a KV cache; their elements, padding aside) read once at peak bandwidth: what one decode
-    step cannot beat however few tokens it computes."""
-    state = [body.body.block.args[i].type for i in range(len(body.body.block.args))
+    and a KV cache; their elements, padding aside, and of a table read through an index the rows
+    it can address) read once at peak bandwidth: what one decode step cannot beat however few
+    tokens it computes."""
+    state = [arg for i, arg in enumerate(body.body.block.args)
              if argument_role_and_name(body, i)[0] in ("parameter", "buffer", "constant")]
-    return sum(tensor_layout(t).host_nbytes for t in state) / facts.hbm_bytes_per_ns
+    return sum(_read_bytes(arg) for arg in state) / facts.hbm_bytes_per_ns
+
+
+def _read_bytes(arg: SSAValue) -> int:
+    """The bytes of argument ``arg`` a program must read: its elements, padding aside; of a table
+    only read through indices (an embedding, the experts of a mixture-of-experts decode step),
+    at most the rows its index entries address."""
+    layout = tensor_layout(arg.type)
+    rows = 0
+    for use in arg.uses:
+        op = use.operation
+        indirect = op.indirect_access() if isinstance(op, ComputeOp) else None
+        if indirect is None or indirect.stores or use.index != indirect.table:
+            return layout.host_nbytes
+        rows += math.prod(tensor_layout(op.operands[indirect.index].type).host_shape)
+        extent = layout.host_shape[indirect.table_dim]
+    return min(layout.host_nbytes, rows * layout.host_nbytes // extent) if rows else layout.host_nbytes
 
 
 @dataclass(frozen=True)

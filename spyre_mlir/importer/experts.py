@@ -57,8 +57,15 @@ def choose_form(tokens: int, top_k: int, experts: int, weight_elements: int, ele
 
 def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, transposed: bool) -> torch.Tensor:
     """``x @ weight^T`` (``x @ weight`` for transposed weights), batched over the leading dims of
-    ``weight`` that ``x`` shares or broadcasts to, plus ``bias``."""
-    out = torch.matmul(x, weight if transposed else weight.transpose(-1, -2))
+    ``weight`` that ``x`` shares or broadcasts to, plus ``bias``.  One row per weight (the gathered
+    form) is ``(weight @ x^T)^T``: each token's weight is read as it is stored, sticked on its
+    input dim, rather than restickified for the row."""
+    if transposed:
+        out = torch.matmul(x, weight)
+    elif x.dim() == weight.dim() and x.shape[-2] == 1:
+        out = torch.matmul(weight, x.transpose(-1, -2)).transpose(-1, -2)
+    else:
+        out = torch.matmul(x, weight.transpose(-1, -2))
     return out if bias is None else out + bias
 
 

@@ -310,6 +310,17 @@ def test_the_lower_bound_counts_elements_not_the_padding_of_their_layout() -> No
     assert report.total_ns >= report.lower_bound_ns
 
 
+def test_a_table_read_through_an_index_bounds_only_the_rows_it_can_address() -> None:
+    """An embedding of 4 token ids reads at most 4 of its 1000 rows: the bounds count those, as a
+    mixture-of-experts decode step reads only the experts its router selects."""
+    from spyre_mlir import compile as spyre_compile
+
+    embed = torch.nn.Embedding(1000, 64, dtype=torch.float16)
+    report = spyre_compile(embed, (torch.tensor([[1, 5, 7, 9]]),), cores=4).report
+    assert report.streaming_bound_ns == pytest.approx(4 * 64 * 2 / 150)
+    assert report.lower_bound_ns == pytest.approx((4 * 64 * 2 + 4 * 4 + 4 * 64 * 2) / 150)
+
+
 def test_the_tiled_seed_example_by_hand() -> None:
     """add_mul_nested on 32 cores: 2 x 4 tiles of [512, 1024] fp16 (1 MiB each).  Per tile, the add
     reads a and b from HBM and writes y to LX; the mul reads y from LX and c from HBM and writes z
