@@ -31,11 +31,15 @@ innermost first) through the tensor's indexing map:
   index's value, the constant 0 in its map): the label of the entry dim that
   drives the index's stick, ``scale_`` -1 (one row per iteration point), with a
   back gap of the other rows, so that the table's extent there is its row count;
+* a constant of more than one element inside a device dim the tensor steps along (a
+  column of a tensor sticked on its rows, read between two sticks of rows): an iteration
+  dim of one element spanning the whole dim (``enclosed_constants``), so that the strides
+  around it keep its extent;
 * any other constant (a size-1 dim, or a fixed index into a window): no label;
 * ``k*d_0 + ...`` with every coefficient a multiple of ``k > 1``, off the stick dim (every
   k-th element: GPT-J's interleaved rotary pairs): the op gets an iteration dim of one
-  element past its own for each such dim (``add_gap_dims``), the innermost term of that host dim with a back
-  gap of ``k - 1``, so that the others nest row-major outside it.
+  element past its own for each such dim (``add_gap_dims``), the innermost term of that
+  host dim with a back gap of ``k - 1``, so that the others nest row-major outside it.
 """
 
 from __future__ import annotations

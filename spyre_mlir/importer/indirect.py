@@ -1,7 +1,8 @@
 # Indirect access in the importer's ATen table: reads through an index
 # (embedding, index_select, gather, index) and row stores through one
 # (index_copy, index_put), as spyre.pointwise "identity" ops with an index
-# operand; an index whose compile-time index tensors are affine is a view.  Read by
+# operand; an index whose compile-time index tensors are affine is a view, and one
+# data index beside compile-time counts (x[arange(B), idx]) a row read.  Read by
 # table.py, which merges ROWS into the one ATen table; writes IR through
 # NodeEmitter.
 """ATen ops that read or write a tensor through an index tensor (DESIGN §15, §17).

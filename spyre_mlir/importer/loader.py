@@ -1,5 +1,6 @@
 # Loading models for the tools: `model.py:factory` specs and `.pt2` files,
-# exporting `(module_or_callable, example_inputs)` with hints preserved,
+# exporting `(module_or_callable, example_inputs)` with hints preserved (and
+# transformers' experts layers in a static form, importer/experts.py),
 # staging a program's tensors as the inputs of its compiled manifest, and
 # mapping between a call of the model and the manifest: its arguments to the
 # manifest's inputs and back, the manifest's outputs to what the model
