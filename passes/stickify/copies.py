@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import ArrayAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.analysis.linear import Linear
@@ -290,8 +291,11 @@ class Copier:
         _, (source,), written = op_reads(copy)
         tangled = nested_dims([*source.coords, *written])
         self.restickifies.append(copy)
-        if not untangled(copy, written[view_dims[0]], tangled, layout.elems_per_stick) \
-                and (other := untangled_stick(copy, written, tangled, layout.elems_per_stick, narrow=True)) is not None:
+        if not untangled(copy, written[view_dims[0]], tangled, layout.elems_per_stick):
+            other = untangled_stick(copy, written, tangled, layout.elems_per_stick, narrow=True)
+            if other is None:  # every dim it writes is tangled
+                self.write_through_unit_dim(op, index, copy, view_dims[0])
+                return
             self.plan.layouts[copy.result] = value_layout(operand, other)
             op.operands[index] = self.restickified(copy.result, layout, op)  # pads the copy as it reads it
             staged = self.plan.layouts.pop(copy.result)
@@ -301,6 +305,68 @@ class Copier:
         self.rewriter.replace_value_with_new_type(copy.result, with_layout(operand, layout))
         self.settle_copy(copy, layout)
         op.operands[index] = copy.result
+
+    def writes_tangled(self, copy: RestickifyOp, stick: int) -> bool:
+        """Whether ``copy`` would write its result sticked on ``stick`` tangled (:func:`untangled`)."""
+        _, (source,), written = op_reads(copy)
+        tangled = nested_dims([*source.coords, *written])
+        return not untangled(copy, written[stick], tangled, self.plan.layouts[copy.result].elems_per_stick)
+
+    def write_through_unit_dim(self, op: Operation, index: int, copy: RestickifyOp, stick: int) -> None:
+        """Make ``copy``, of operand ``index``'s view, which writes every dim of it tangled (a
+        flatten of [8, 96] sticked on its 96 columns into 768: each stick of the result holds parts
+        of two rows), write the view's shape and one more dim of one element, sticked on that dim
+        (one element per stick: no stick holds two of the copy's dims), which an iteration dim of
+        one element labels; a second restickify sticks it on ``stick`` and the op reads that
+        through a view dropping the dim."""
+        operand = op.operands[index]
+        assert isinstance(operand.type, TensorType)
+        shape = value_shape(operand)
+        rank = len(shape)
+        source_map, written_map = copy.get_indexing_maps()
+        space = list(copy.get_iteration_space())
+        unit = AffineExpr.dimension(len(space))
+        wide = RestickifyOp(self.with_unit_stick(copy.inputs[0], op),
+                            TensorType(operand.type.get_element_type(), [*shape, 1]))
+        wide.set_indexing([*space, 1], [AffineMap(len(space) + 1, 0, (*source_map.results, unit)),
+                                        AffineMap(len(space) + 1, 0, (*written_map.results, unit))])
+        wide.location = copy.location
+        if copy.dims is not None:
+            wide.dims = ArrayAttr([*copy.dims.data, ArrayAttr([])])
+        if copy.hints is not None:
+            wide.hints = copy.hints
+        self.rewriter.insert_op(wide, InsertPoint.before(copy))
+        self.restickifies.remove(copy)
+        self.rewriter.erase_op(copy)
+        self.restickifies.append(wide)
+        self.settle_copy(wide, value_layout(wide.result, rank))
+        sticked = self.restickified(wide.result, value_layout(wide.result, stick), op)
+        narrow = ViewOp(sticked, AffineMap(rank, 0, (*(AffineExpr.dimension(d) for d in range(rank)),
+                                                     AffineExpr.constant(0))), operand.type)
+        narrow.location = copy.location
+        self.rewriter.insert_op(narrow, InsertPoint.before(op))
+        op.operands[index] = narrow.result
+
+    def with_unit_stick(self, storage: SSAValue, reader: ComputeOp) -> SSAValue:
+        """``storage`` with one more dim of one element, sticked on it: a copy that reads it pads
+        none of its dims to whole sticks, so it may merge any of them."""
+        assert isinstance(storage.type, TensorType)
+        shape = value_shape(storage)
+        rank = len(shape)
+        key = (storage, "unit stick")
+        if key not in self.shared:
+            copy = RestickifyOp(storage, TensorType(storage.type.get_element_type(), [*shape, 1]))
+            identity = tuple(AffineExpr.dimension(d) for d in range(rank + 1))
+            copy.set_indexing([*shape, 1], [AffineMap(rank + 1, 0, identity[:rank]), AffineMap(rank + 1, 0, identity)])
+            copy.location = reader.location
+            _inherit_scope(copy, storage, reader)
+            if copy.dims is not None:
+                copy.dims = ArrayAttr([*copy.dims.data, ArrayAttr([])])
+            self.settle_copy(copy, value_layout(copy.result, rank))
+            self.rewriter.insert_op(copy, _definition_end(storage))
+            self.restickifies.append(copy)
+            self.shared[key] = copy.result
+        return self.shared[key]
 
     def untangle_source(self, op: ComputeOp, index: int, read: Read, copy: RestickifyOp) -> RestickifyOp:
         """Make ``copy``, of operand ``index``'s view, read its storage at an untangled stick
@@ -424,11 +490,19 @@ class Copier:
 
     def materialise_returned(self, ret: func.ReturnOp) -> None:
         """Copy here each returned view whose copy iterates padding its storage lacks, so that the
-        storage gets it; spyre-fold-views copies the others.  The copy is the kernel output."""
+        storage gets it, and each one whose copy would write the stick it drives tangled, through a
+        dim of one element (:meth:`write_through_unit_dim`); spyre-fold-views copies the others.
+        The copy is the kernel output."""
         for index, value in enumerate(ret.operands):
             if not isinstance(value.owner, ViewOp) or not value_shape(value):
                 continue
             copy = self.copy_view(value, ret)
+            stick = self.plan.layouts[copy.result].stick_dim
+            if stick is not None and self.writes_tangled(copy, stick):
+                del self.plan.layouts[copy.result]
+                self.restickifies.append(copy)
+                self.write_through_unit_dim(ret, index, copy, stick)
+                continue
             if not missing_padding(self.plan, copy):
                 del self.plan.layouts[copy.result]
                 self.rewriter.erase_op(copy)

@@ -81,8 +81,20 @@ def test_topk_past_infinite_elements_takes_each_position_once():
         assert torch.equal(x[row, indices[row]], values[row])
 
 
-def test_repeat_matches_eager():
-    _check(lambda t: t.repeat(2, 1, 3), torch.randn(8, 64))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_repeat_matches_eager(dtype):
+    """Regression (float16): the repeated [8, 96] rows merge into 288, which no stick of 64 holds
+    one row of: copied through a tensor of one element per stick, then sticked on the 288."""
+    _check(lambda t: t.repeat(2, 1, 3), torch.randn(8, 96).to(dtype))
+    _check(lambda t: t.repeat(2, 1, 3) * 2, torch.randn(8, 96).to(dtype))
+
+
+@pytest.mark.parametrize("returned", [True, False])
+def test_a_flatten_whose_rows_fill_part_of_a_stick_matches_eager(returned):
+    """Regression: [8, 96] float16 flattened into 768: each stick of the result holds parts of
+    two rows; copied through a tensor of one element per stick (returned, or read by an op)."""
+    fn = (lambda t: (t * 2).reshape(-1)) if returned else (lambda t: (t * 2).reshape(-1) * 3)
+    _check(fn, torch.randn(8, 96, dtype=torch.float16))
 
 
 @pytest.mark.parametrize("cores", [1, 4])
