@@ -297,5 +297,6 @@ def model_outputs(program: torch.export.ExportedProgram, outputs: Sequence[np.nd
     if len(values) != len(outputs):
         raise SpyreError(f"the exported program returns {len(values)} tensors, the manifest has {len(outputs)} "
                          "outputs; was the directory compiled from it?")
-    tensors = [torch.from_numpy(np.ascontiguousarray(array)).to(value.dtype) for array, value in zip(outputs, values)]
+    tensors = [torch.from_numpy(np.array(array, order="C")).to(value.dtype)  # ascontiguousarray makes 0-d 1-d
+               for array, value in zip(outputs, values)]
     return tree_unflatten(tensors, program.call_spec.out_spec)

@@ -62,8 +62,9 @@ def _arg(largest: bool) -> Any:
         if dim is None:
             flat = aten.view.default(x, [x.numel()])
             (_,), (index,) = _rounds(flat, 0, 1, largest)
-            out = _as_index(index, 0, False)
-            return aten.view.default(out, [1] * x.dim()) if keepdim else out
+            if keepdim:
+                return aten.view.default(index, [1] * x.dim())
+            return aten.amin.default(index, [0])  # the one position, computed 0-d (not a view of it)
         (_,), (index,) = _rounds(x, dim, 1, largest)
         return _as_index(index, dim % max(x.dim(), 1), keepdim)
     return decompose

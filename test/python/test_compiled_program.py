@@ -61,6 +61,19 @@ def test_run_returns_what_the_model_returns(model, tmp_path):
     _assert_like_eager(program.run(y=Y.numpy(), x=X.numpy()), expected)  # numpy arrays too
 
 
+def test_run_returns_a_0d_result_0d():
+    """Regression: ``x.sum()`` came back of shape [1] (numpy's ``ascontiguousarray`` makes a 0-d
+    array 1-d), where the model returns a 0-d tensor."""
+    class Totals(torch.nn.Module):
+        def forward(self, x):
+            return x.sum(), x.amax()
+
+    x = torch.randn(4, 64)
+    got = spyre_mlir.compile(Totals(), (x,), cores=1).run(x)
+    assert [t.shape for t in got] == [torch.Size([]), torch.Size([])]
+    torch.testing.assert_close(got[0], x.sum(), rtol=1e-4, atol=1e-4)
+
+
 def test_run_returns_a_transformers_model_output(tmp_path):
     """LlamaModel returns BaseModelOutputWithPast; it is called with ``input_ids=`` (int64 token
     ids, staged as int32: int32 ids give the same result)."""

@@ -43,6 +43,8 @@ SELECTIONS = {
     "argmax": lambda x: x.argmax(-1),
     "argmin_dim0": lambda x: x.argmin(0),
     "argmax_keepdim": lambda x: x.argmax(1, keepdim=True),
+    "argmax_of_all": lambda x: x.argmax(),
+    "argmin_of_all_keepdim": lambda x: x.argmin(keepdim=True),
     "max_dim": lambda x: torch.max(x, 1),
     "min_dim": lambda x: torch.min(x, -1, keepdim=True),
     "topk": lambda x: torch.topk(x, 3),
