@@ -178,8 +178,9 @@ class Copier:
     rewriter: Rewriter
     restickifies: list[RestickifyOp] = field(default_factory=list)
     """Restickifies and view copies inserted, in order."""
-    shared: dict[tuple[SSAValue, StickLayout], SSAValue] = field(default_factory=dict)
-    """The restickify of each storage to each layout, shared by its readers."""
+    shared: dict[tuple[SSAValue, StickLayout | str], SSAValue] = field(default_factory=dict)
+    """The restickify of each storage to each layout (or to one more dim of one element, sticked on
+    it: ``"unit stick"``, :meth:`with_unit_stick`), shared by its readers."""
     unflats: dict[tuple[SSAValue, int, tuple[int, ...]], SSAValue] = field(default_factory=dict)
     """Each storage unflattened along a dim into factors (:meth:`unflattened`), shared by its readers."""
 

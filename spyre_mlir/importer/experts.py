@@ -33,6 +33,7 @@ import torch
 import torch.fx.traceback as fx_traceback
 
 from spyre_mlir.analysis.cost import SPYRE_FACTS
+from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.limits import MAX_CORES
 
 ANNOTATION = "spyre_experts"
@@ -120,7 +121,8 @@ def experts_forward(module: torch.nn.Module, hidden_states: torch.Tensor, top_k_
     expert indices and weights) in the form :func:`choose_form` picks, its nodes annotated with
     it (:data:`ANNOTATION`)."""
     if getattr(module, "_is_expert_parallel", False):
-        raise NotImplementedError("expert-parallel experts are not supported on Spyre")
+        raise SpyreError(f"{type(module).__name__} is sharded for expert parallelism (its router may name experts "
+                         "of other devices): load the model without expert parallelism to compile it for Spyre")
     tokens, top_k = top_k_index.shape
     up, _, down, _ = _weights(module)
     experts = up.shape[0]

@@ -111,3 +111,13 @@ def test_the_form_follows_the_tokens_routed():
     assert form == GATHERED and gathered * 4 == pytest.approx(dense)
     assert choose_form(2048, 2, 8, per_expert, 2)[0] == DENSE
     assert choose_form(4, 2, 8, per_expert, 2)[0] == GATHERED  # 8 sets read either way: gathered computes less
+
+
+def test_an_expert_parallel_layer_is_one_clear_error():
+    """A layer sharded for expert parallelism may route to experts of other devices: refused."""
+    from spyre_mlir.diagnostics import SpyreError
+
+    model = _mixtral().eval()
+    model.layers[0].mlp.experts._is_expert_parallel = True
+    with pytest.raises(SpyreError, match="expert parallelism"):
+        spyre_mlir.compile(model, (torch.randint(0, 256, (1, 4)),), cores=1)
