@@ -68,7 +68,16 @@ Rules:
    extent 1 that the view drops (``x.sum(-1, keepdim=True).squeeze(-1)``), or
    that the view fixes inside an iterated dim, iterates that dim too (extent 1),
    so that the storage's dim has a label.
-5. Dead views are erased.  The pass is idempotent: without views and with no
+5. **Widening.** A copy whose source coordinate still divides an iteration dim
+   at an offset, or by a divisor of no whole number of its blocks (rows ``(d + 1)
+   floordiv 3`` of a row-repeated tensor sliced at row 1), is widened: it copies
+   whole blocks of the divisor into a wider tensor (the dim then splits, rule
+   2) and its readers read their rows as a slice of it (a view, folded like any
+   other), so that no copy keeps a division the SDSC cannot address.  Only
+   positions in the blocks the narrow copy reads are read, and only where its
+   storage holds them (``widen_divisions``); a widened dim is not sliced at an
+   offset inside a stick of the copy's layout.
+6. Dead views are erased.  The pass is idempotent: without views and with no
    splittable division left, it changes nothing.
 """
 
@@ -77,13 +86,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, TensorType
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from spyre_mlir.analysis.views import fold_indexing, materialise_view, split_names, unreadable_reason, writes_in_place
+from spyre_mlir.analysis.views import (
+    Indexing,
+    dim,
+    fold_indexing,
+    map_coords,
+    materialise_view,
+    split_names,
+    unreadable_reason,
+    widen_divisions,
+    writes_in_place,
+)
 from spyre_mlir.diagnostics import SpyreError, emit_warning
-from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, tensor_layout
+from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, layout_attr, tensor_layout
+from spyre_mlir.layout import stick_layout
 
 
 @dataclass
@@ -138,12 +160,60 @@ def fold_views(module: ModuleOp) -> FoldViewsResult:
     # 2. Compute ops in program order: compose, co-simplify, materialise (rules 1-3).
     for op in [op for op in module.walk() if isinstance(op, ComputeOp)]:
         fold_op(rewriter, op, result)
-    # 3. Erase the views nobody reads any more, users before their sources.
+    # 3. Copies that keep a division are widened; their readers fold the slice they read (rule 5).
+    for copy in [op for op in module.walk() if isinstance(op, RestickifyOp)]:
+        narrow = widen_copy(rewriter, copy)
+        if narrow is None:
+            continue
+        for use in list(narrow.uses):
+            if isinstance(use.operation, ComputeOp):
+                fold_op(rewriter, use.operation, result)
+            else:
+                use.operation.operands[use.index] = materialise_view(rewriter, narrow, use.operation).result
+    # 4. Erase the views nobody reads any more, users before their sources.
     for view in reversed([op for op in module.walk() if isinstance(op, ViewOp)]):
         if not view.result.uses:
             rewriter.erase_op(view)
             result.erased_views += 1
     return result
+
+
+def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
+    """Rule 5 for one copy: replace it by a wider copy (:func:`widen_divisions`) and a view of the
+    narrow result's rows in it; returns that view, or None when the copy is left as it is."""
+    if not copy.has_explicit_maps():
+        return None
+    space = list(copy.get_iteration_space())
+    source, result = (map_coords(m, space) for m in copy.get_indexing_maps())
+    if result != tuple(dim(i) for i in range(len(space))):
+        return None
+    storage = copy.inputs[0]
+    assert isinstance(storage.type, TensorType) and isinstance(copy.result.type, TensorType)
+    widened = widen_divisions(Indexing(space, [source, result]), storage.type.get_shape())
+    layout = tensor_layout(copy.result.type)
+    if widened is None or layout.padded_shape is not None or layout.stick_dim is not None and \
+            widened.offsets[layout.stick_dim] % layout.elems_per_stick:
+        return None
+    wide_type = TensorType(copy.result.type.get_element_type(), widened.shape,
+                           layout_attr(stick_layout(widened.shape, layout.dtype, layout.dim_order)))
+    wide = RestickifyOp(storage, wide_type)
+    wide.set_indexing(widened.indexing.space, widened.indexing.maps())
+    if copy.dims is not None:
+        wide.dims = split_names(copy.dims, widened.indexing.splits)
+    if copy.hints is not None:
+        wide.hints = copy.hints
+    wide.location = copy.location
+    rewriter.insert_op(wide, InsertPoint.before(copy))
+    rank = len(widened.shape)
+    rows = AffineMap(rank, 0, tuple(AffineExpr.dimension(h) + o for h, o in enumerate(widened.offsets)))
+    narrow = ViewOp(wide.result, rows, copy.result.type)
+    if copy.dims is not None:
+        narrow.dims = copy.dims
+    narrow.location = copy.location
+    rewriter.insert_op(narrow, InsertPoint.before(copy))
+    copy.result.replace_all_uses_with(narrow.result)
+    rewriter.erase_op(copy)
+    return narrow.result
 
 
 @dataclass(frozen=True)

@@ -352,6 +352,67 @@ def co_simplify(ix: Indexing) -> Indexing:
     return ix
 
 
+def _unaligned_division(ix: Indexing) -> tuple[int, int, int] | None:
+    """The first ``(d_i + o) floordiv c`` / ``mod c`` that :func:`co_simplify` left (an offset
+    ``o``, or an extent of ``d_i`` that ``c`` does not divide): ``(i, o, c)``."""
+    for coords in ix.coords:
+        for coord in coords:
+            for atom in atoms(coord):
+                if isinstance(atom, Dim) or len(atom.arg.terms) != 1:
+                    continue
+                (inner, k), c = atom.arg.terms[0], atom.divisor
+                if isinstance(inner, Dim) and k == 1:
+                    return inner.pos, atom.arg.const, c
+    return None
+
+
+@dataclass(frozen=True)
+class Widened:
+    """A copy widened to whole blocks of the divisors it reads through (rule 6 of spyre-fold-views):
+    its indexing, its result's shape, and where the narrow copy's result starts in it."""
+
+    indexing: Indexing
+    shape: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+
+def widen_divisions(ix: Indexing, storage_shape: Sequence[int]) -> Widened | None:
+    """A copy's ``[source coords, result coords]`` (its result read as is) widened until no source
+    coordinate divides an iteration dim: a dim read as ``(d + o) floordiv c`` or ``mod c`` starts
+    ``o`` positions earlier and ends at a whole block of ``c``, so that it splits in two (rule 2):
+    ``x[:, None].expand(128, 3, 77).reshape(384, 77)[1:68]`` reads rows ``(d + 1) floordiv 3``; the
+    widened copy writes rows ``3 * q + r`` from row ``q`` and the narrow result is its rows
+    ``1 .. 67``.  Each source position the wider copy reads is one the narrow copy's rows read, or
+    one in the same block of ``c`` of its storage, which must hold it: None when a source coordinate
+    leaves ``storage_shape``, a widened dim is not one dim of the result, or a division is left,
+    and when nothing needs widening."""
+    if _unaligned_division(ix) is None:
+        return None
+    shape = [value_range(c, ix.space)[1] + 1 for c in ix.coords[1]]
+    offsets = [0] * len(shape)
+    for _ in range(2 * len(ix.space)):
+        found = _unaligned_division(ix)
+        if found is None:
+            break
+        d, o, c = found
+        result_dim = next((h for h, x in enumerate(ix.coords[1]) if x == dim(d)), None)
+        if result_dim is None or offsets[result_dim]:
+            return None
+        space = list(ix.space)
+        space[d] = c * -(-(o + space[d]) // c)
+        env = [dim(j) + constant(-o if j == d else 0) for j in range(len(space))]
+        source = tuple(substitute(x, env, space) for x in ix.coords[0])
+        ix = co_simplify(Indexing(space, [source, ix.coords[1]], ix.splits))
+        shape[result_dim], offsets[result_dim] = space[d], o
+    if _division_left(ix.coords[0]) is not None:
+        return None
+    for coord, extent in zip(ix.coords[0], storage_shape):
+        lo, hi = value_range(coord, ix.space)
+        if lo < 0 or hi >= extent:
+            return None
+    return Widened(ix, tuple(shape), tuple(offsets))
+
+
 def split_names(names: ArrayAttr, splits: Sequence[tuple[int, int]]) -> ArrayAttr:
     """``dims`` after the splits: the last name to the remainder dim, the others to the quotient."""
     dims = list(names.data)

@@ -141,6 +141,15 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "mean_of_a_repeated_column": lambda: (
         lambda x: x.amax(1, keepdim=True)[:, None].expand(4, 2, 1).reshape(8, 1).mean(-2, keepdim=True),
         _inputs({"Q": 4, "L": 96}, "QL")),
+    "repeated_rows_sliced_at_an_offset": lambda: (
+        lambda x: (lambda v: ((v + 0.5)[100:201], v + 3.0))(x[:, None].expand(128, 3, 77).reshape(384, 77)[:, :67]),
+        _inputs({"E": 128, "C": 77}, "EC")),
+    "repeated_rows_cut_inside_a_block": lambda: (
+        lambda x: (lambda v: (v + 0.5, (v + 3.0)[:2]))(x[:, None].expand(128, 3, 77).reshape(384, 77)[:67]),
+        _inputs({"E": 128, "C": 77}, "EC")),
+    "flattened_rows_sliced_across_a_boundary": lambda: (
+        lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
+                                                                            "ABCD", "D")),
 }
 """Each regression program: ``(kernel, example inputs)``."""
 
@@ -322,3 +331,14 @@ def test_a_reduction_of_a_repeated_column_is_never_an_output_the_device_rejects(
     except SpyreError as e:
         assert not isinstance(e, OutputMismatch)
         assert "the stick dim of operand #0 is not indexed by any iteration dim" in e.msg and e.location()
+
+
+@pytest.mark.parametrize("name", ["repeated_rows_sliced_at_an_offset", "repeated_rows_cut_inside_a_block",
+                                  "flattened_rows_sliced_across_a_boundary"])
+def test_a_copy_reading_rows_through_a_division_at_an_offset_is_widened(name, imported, tmp_path):
+    """Rows read as ``(r + 1) floordiv 3`` (a row-repeated tensor sliced at row 1) or ``(r + 25)
+    floordiv 160`` (flattened rows sliced across a boundary), or ``r floordiv 3`` over 67 rows: no
+    split of ``r`` divides it, so the copy spyre-fold-views made kept the division and the lowering
+    refused it ("not a sum of scaled dims").  The copy now covers whole blocks and its readers read
+    their rows as a slice of it (spyre-fold-views rule 5, ``widen_divisions``)."""
+    _check(name, imported, tmp_path, (1, 7, 18))
