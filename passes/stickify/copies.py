@@ -8,7 +8,9 @@
 A :class:`Copier` gives an operand that does not fit its op's rule a
 ``spyre.restickify`` of its storage (unflattened first where the view reads a
 dim at a row-major nest), or a copy of its view, pads what an op steps along
-past a layout's reach, and copies returned views that need padding.
+past a layout's reach, and copies returned views that need padding; the
+copies themselves, each made once and shared, are its base's
+(:class:`CopyMaker`).
 """
 
 from __future__ import annotations
@@ -171,8 +173,11 @@ def nest_padding(layout: StickLayout, coords: Sequence[Linear], stick: int) -> t
 
 
 @dataclass
-class Copier:
-    """Inserts the restickifies and view copies of step 3, recording them in ``restickifies``."""
+class CopyMaker:
+    """Makes the copies of storage that step 3 inserts, each once, and records them in
+    ``restickifies``: a storage restickified to a layout, unflattened along a nest, given one
+    more dim of one element sticked on it, and copies of views; and re-reads an operand's view
+    chain from a copy of its storage."""
 
     plan: Plan
     rewriter: Rewriter
@@ -253,6 +258,44 @@ class Copier:
             self.rewriter.insert_op(clone, InsertPoint.before(op))
             value = clone.result
         op.operands[index] = value
+
+    def with_unit_stick(self, storage: SSAValue, reader: ComputeOp) -> SSAValue:
+        """``storage`` with one more dim of one element, sticked on it: a copy that reads it pads
+        none of its dims to whole sticks, so it may merge any of them."""
+        assert isinstance(storage.type, TensorType)
+        shape = value_shape(storage)
+        rank = len(shape)
+        key = (storage, "unit stick")
+        if key not in self.shared:
+            copy = RestickifyOp(storage, TensorType(storage.type.get_element_type(), [*shape, 1]))
+            identity = tuple(AffineExpr.dimension(d) for d in range(rank + 1))
+            copy.set_indexing([*shape, 1], [AffineMap(rank + 1, 0, identity[:rank]), AffineMap(rank + 1, 0, identity)])
+            copy.location = reader.location
+            _inherit_scope(copy, storage, reader)
+            if copy.dims is not None:
+                copy.dims = ArrayAttr([*copy.dims.data, ArrayAttr([])])
+            self.settle_copy(copy, value_layout(copy.result, rank))
+            self.rewriter.insert_op(copy, _definition_end(storage))
+            self.restickifies.append(copy)
+            self.shared[key] = copy.result
+        return self.shared[key]
+
+    def copy_view(self, value: SSAValue, before: Operation) -> RestickifyOp:
+        """A ``spyre.restickify`` copy of the view ``value``, inserted before ``before``, its layout
+        in the plan (not fixed): sticked like the view, on the dim that drives its storage's stick."""
+        rank = len(value_shape(value))
+        read = read_through_views(value, [dim(i) for i in range(rank)], list(value_shape(value)))
+        storage_stick = self.plan.stick(read.storage)
+        copy = materialise_view(self.rewriter, value, before, storage_stick)
+        self.plan.layouts[copy.result] = value_layout(value, driven_stick(read.coords, storage_stick, rank))
+        return copy
+
+
+@dataclass
+class Copier(CopyMaker):
+    """Inserts the restickifies and view copies of step 3 (made by :class:`CopyMaker`): an
+    operand's that does not fit its op's rule, the padding an op steps along, and the copies of
+    returned views."""
 
     def fix_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> None:
         """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``.
@@ -348,27 +391,6 @@ class Copier:
         self.rewriter.insert_op(narrow, InsertPoint.before(op))
         op.operands[index] = narrow.result
 
-    def with_unit_stick(self, storage: SSAValue, reader: ComputeOp) -> SSAValue:
-        """``storage`` with one more dim of one element, sticked on it: a copy that reads it pads
-        none of its dims to whole sticks, so it may merge any of them."""
-        assert isinstance(storage.type, TensorType)
-        shape = value_shape(storage)
-        rank = len(shape)
-        key = (storage, "unit stick")
-        if key not in self.shared:
-            copy = RestickifyOp(storage, TensorType(storage.type.get_element_type(), [*shape, 1]))
-            identity = tuple(AffineExpr.dimension(d) for d in range(rank + 1))
-            copy.set_indexing([*shape, 1], [AffineMap(rank + 1, 0, identity[:rank]), AffineMap(rank + 1, 0, identity)])
-            copy.location = reader.location
-            _inherit_scope(copy, storage, reader)
-            if copy.dims is not None:
-                copy.dims = ArrayAttr([*copy.dims.data, ArrayAttr([])])
-            self.settle_copy(copy, value_layout(copy.result, rank))
-            self.rewriter.insert_op(copy, _definition_end(storage))
-            self.restickifies.append(copy)
-            self.shared[key] = copy.result
-        return self.shared[key]
-
     def untangle_source(self, op: ComputeOp, index: int, read: Read, copy: RestickifyOp) -> RestickifyOp:
         """Make ``copy``, of operand ``index``'s view, read its storage at an untangled stick
         (:func:`untangled`), one element at a time (not :func:`strided`) from a stick's first
@@ -442,16 +464,6 @@ class Copier:
             else:
                 raise SpyreError(f"the result's layout {list(self.plan.layouts[read.storage].device_size)} "
                                  f"lacks the padding the op iterates (to {list(new.padded_host_shape)})", op=op)
-
-    def copy_view(self, value: SSAValue, before: Operation) -> RestickifyOp:
-        """A ``spyre.restickify`` copy of the view ``value``, inserted before ``before``, its layout
-        in the plan (not fixed): sticked like the view, on the dim that drives its storage's stick."""
-        rank = len(value_shape(value))
-        read = read_through_views(value, [dim(i) for i in range(rank)], list(value_shape(value)))
-        storage_stick = self.plan.stick(read.storage)
-        copy = materialise_view(self.rewriter, value, before, storage_stick)
-        self.plan.layouts[copy.result] = value_layout(value, driven_stick(read.coords, storage_stick, rank))
-        return copy
 
     def misread(self, read: Read) -> bool:
         """Whether ``read``'s stick coordinate is one that neither the op nor a copy reading the same
