@@ -70,13 +70,15 @@ Rules:
    so that the storage's dim has a label.
 5. **Widening.** A copy whose source coordinate still divides an iteration dim
    at an offset, or by a divisor of no whole number of its blocks (rows ``(d + 1)
-   floordiv 3`` of a row-repeated tensor sliced at row 1), is widened: it copies
-   whole blocks of the divisor into a wider tensor (the dim then splits, rule
-   2) and its readers read their rows as a slice of it (a view, folded like any
-   other), so that no copy keeps a division the SDSC cannot address.  Only
-   positions in the blocks the narrow copy reads are read, and only where its
-   storage holds them (``widen_divisions``); a widened dim is not sliced at an
-   offset inside a stick of the copy's layout.
+   floordiv 3`` of a row-repeated tensor sliced at row 1), or reads its storage's
+   stick from inside a stick (``b[16:32]`` copied into a column), is widened: it
+   copies whole blocks of the divisor, from a stick's start, into a wider tensor
+   (a divided dim then splits, rule 2) and its readers read their rows as a slice
+   of it (a view, folded like any other), so that no copy keeps a division or a
+   start the SDSC cannot address.  Only positions in the blocks and sticks the
+   narrow copy reads are read, and only where its storage holds them
+   (``widen_copy_reads``); a widened dim is not sliced at an offset inside a
+   stick of the copy's layout.
 6. Dead views are erased.  The pass is idempotent: without views and with no
    splittable division left, it changes nothing.
 """
@@ -93,19 +95,22 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_mlir.analysis.views import (
+    Dim,
     Indexing,
+    Widened,
     dim,
     fold_indexing,
     map_coords,
     materialise_view,
     split_names,
     unreadable_reason,
-    widen_divisions,
+    widen_copy_reads,
     writes_in_place,
 )
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, layout_attr, tensor_layout
-from spyre_mlir.layout import stick_layout
+from spyre_mlir.hardware import round_up
+from spyre_mlir.layout import StickLayout, stick_layout
 
 
 @dataclass
@@ -179,7 +184,7 @@ def fold_views(module: ModuleOp) -> FoldViewsResult:
 
 
 def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
-    """Rule 5 for one copy: replace it by a wider copy (:func:`widen_divisions`) and a view of the
+    """Rule 5 for one copy: replace it by a wider copy (:func:`widen_copy_reads`) and a view of the
     narrow result's rows in it; returns that view, or None when the copy is left as it is."""
     if not copy.has_explicit_maps():
         return None
@@ -189,13 +194,13 @@ def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
         return None
     storage = copy.inputs[0]
     assert isinstance(storage.type, TensorType) and isinstance(copy.result.type, TensorType)
-    widened = widen_divisions(Indexing(space, [source, result]), storage.type.get_shape())
+    widened = widen_copy_reads(Indexing(space, [source, result]), tensor_layout(storage.type))
     layout = tensor_layout(copy.result.type)
-    if widened is None or layout.padded_shape is not None or layout.stick_dim is not None and \
-            widened.offsets[layout.stick_dim] % layout.elems_per_stick:
+    if widened is None or layout.stick_dim is not None and widened.offsets[layout.stick_dim] % layout.elems_per_stick:
         return None
+    padded = _wide_padding(layout, widened, tensor_layout(storage.type))
     wide_type = TensorType(copy.result.type.get_element_type(), widened.shape,
-                           layout_attr(stick_layout(widened.shape, layout.dtype, layout.dim_order)))
+                           layout_attr(stick_layout(widened.shape, layout.dtype, layout.dim_order, padded_shape=padded)))
     wide = RestickifyOp(storage, wide_type)
     wide.set_indexing(widened.indexing.space, widened.indexing.maps())
     if copy.dims is not None:
@@ -214,6 +219,22 @@ def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
     copy.result.replace_all_uses_with(narrow.result)
     rewriter.erase_op(copy)
     return narrow.result
+
+
+def _wide_padding(layout: StickLayout, widened: Widened, storage: StickLayout) -> tuple[int, ...]:
+    """The device extents of a widened copy's result (``layout`` the narrow one's): the narrow
+    result's padding where its readers reach, moved by the offset, and a widened dim that drives
+    its storage's stick padded to whole sticks of it, as the copy iterates it."""
+    padded = list(layout.padded_host_shape)
+    stick = widened.indexing.coords[0][storage.stick_dim] if storage.stick_dim is not None else None
+    drivers = set() if stick is None else {a.pos for a, k in stick.terms if k == 1 and isinstance(a, Dim)}
+    for h, (extent, offset) in enumerate(zip(widened.shape, widened.offsets)):
+        if extent == layout.host_shape[h] and not offset:
+            continue
+        driven = drivers & {a.pos for a, _ in widened.indexing.coords[1][h].terms if isinstance(a, Dim)}
+        own = round_up(extent, storage.elems_per_stick) if driven else extent
+        padded[h] = max(extent, own, offset + padded[h])
+    return tuple(padded)
 
 
 @dataclass(frozen=True)

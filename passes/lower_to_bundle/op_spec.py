@@ -78,18 +78,25 @@ class _SpecBuilder(OpLabels):
                                      f"storage extent {extent} (the op iterates the padded sizes {list(sizes)}); "
                                      "its layout lacks the padding the op needs")
 
-    def check_result_keeps(self, result: LabelledTensor, sizes: Sequence[int]) -> None:
+    def check_result_keeps(self, result: LabelledTensor, sizes: Sequence[int], splits: Sequence[int]) -> None:
         """The result of a pointwise or data-movement op is labelled by every iteration dim the op
-        iterates over more than one element (padding included): only a reduction or a matmul
-        drops a dim.
+        iterates over more than one element (padding included), and steps along it (``scale_`` 1)
+        wherever a core iterates it over more than one: only a reduction or a matmul drops a dim.
         A dim of extent 1 padded to a whole stick (an operand sticked on it) that the result
-        lacks would make each element of the result many values."""
+        lacks, or holds one element per stick of (a sparse stick), would make each element of the
+        result many values."""
         if self.func.kind in (OpKind.REDUCTION, OpKind.MATMUL):
             return
         stored = self.entry_dim() if self.indirect is not None and self.indirect.stores else None
         for d, label in enumerate(self.labels):
-            if sizes[d] > 1 and label not in result.labels and d != stored:
-                raise self.error(f"the result is not indexed by iteration dim d{d}, which the op iterates over "
+            if d == stored:
+                continue
+            dropped = sizes[d] > 1 and label not in result.labels
+            sparse = sizes[d] // splits[d] > 1 and label in result.labels and \
+                result.scale[result.labels.index(label)] != 1
+            if dropped or sparse:
+                how = "indexed by" if dropped else "stepped along (it holds one element per stick of)"
+                raise self.error(f"the result is not {how} iteration dim d{d}, which the op iterates over "
                                  f"{sizes[d]} elements (the {self.space[d]} of its extent padded to whole sticks "
                                  "of an operand sticked on it)")
 
@@ -151,8 +158,8 @@ class _SpecBuilder(OpLabels):
             tensors[self.out] = self.reduction_result(tensors[self.out], tensors[0])
         sizes = self.padded_sizes(tensors)
         self.check_extents(sizes)
-        self.check_result_keeps(tensors[self.out], sizes)
         splits = self.splits(sizes)
+        self.check_result_keeps(tensors[self.out], sizes, splits)
         order = slice_order(self.op) or (0,)  # a rank-0 op iterates one 1-element dim
         order = (*order, *range(len(order), len(self.space)))  # the gap dim, last
         cores = math.prod(splits)

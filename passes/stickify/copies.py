@@ -42,6 +42,7 @@ from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, layout_attr
 from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import StickLayout, stick_layout
+from spyre_mlir.opfuncs import OpKind
 from spyre_mlir.passes.stickify.drivers import (
     BROADCAST,
     dim_order,
@@ -300,6 +301,9 @@ class Copier(CopyMaker):
     def fix_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> None:
         """Step 3: restickify operand ``index``'s storage, or copy its view, to be driven by ``required``.
 
+        A view that reads one element of the storage dim that would follow ``required`` (a channel
+        of a ``[1, 2, 33]`` tensor, for a result sticked on a dim of one element) is copied: read
+        from a stick of that dim, the op would iterate all of it.
         When no storage dim follows ``required`` but the view reads one at a row-major nest whose
         innermost term it is (rows ``b * 100 + l``), the op reads the storage unflattened there
         (:meth:`unflatten_operand`).  The view is copied when no storage dim follows ``required``
@@ -315,6 +319,10 @@ class Copier(CopyMaker):
         storage_dims, view_dims = followers(self.plan, op, index, read, required)
         operand = op.operands[index]
         why = f"that no stick dim of its storage {list(value_shape(read.storage))} can serve"
+        if storage_dims and view_dims and op.get_iteration_space()[required] == 1 < \
+                value_shape(read.storage)[storage_dims[0]]:
+            storage_dims = []  # one element of a wider stick: the op would iterate the whole stick
+            why = "that reads one element of a stick dim of its storage"
         if storage_dims:
             storage = self.plan.layouts[read.storage]
             layout = value_layout(read.storage, storage_dims[0], nest_padding(storage, read.coords, storage_dims[0]))
@@ -325,6 +333,8 @@ class Copier(CopyMaker):
                 return
             why = refolded  # spyre-fold-views would copy the view of the restickified storage too
         elif self.unflatten_operand(op, index, read, required):
+            return
+        if not view_dims and self.broadcast_through_unit_stick(op, index, read, required):
             return
         if not read.views or not view_dims:
             raise SpyreError(f"operand #{index} cannot be sticked on iteration dim {required}: no dim of "
@@ -349,6 +359,25 @@ class Copier(CopyMaker):
         self.rewriter.replace_value_with_new_type(copy.result, with_layout(operand, layout))
         self.settle_copy(copy, layout)
         op.operands[index] = copy.result
+
+    def broadcast_through_unit_stick(self, op: ComputeOp, index: int, read: Read, required: int) -> bool:
+        """Let pointwise ``op`` read operand ``index``, broadcast along ``required`` (a bias row
+        ``b[10:74]`` added to rows sticked on their row dim), from its storage with one more dim
+        of one element, sticked on it (:meth:`with_unit_stick`): its stick coordinate is then the
+        constant 0, which a pointwise op broadcasts.  False when the op is not pointwise or reads
+        the operand along ``required``."""
+        if op.op_func().kind is not OpKind.POINTWISE or any(
+                isinstance(a, Dim) and a.pos == required for coord in read.coords for a in atoms(coord)):
+            return False
+        operand = op.operands[index]
+        shape = value_shape(operand)
+        coords = read_through_views(operand, [dim(d) for d in range(len(shape))], shape).coords
+        unit = ViewOp(self.with_unit_stick(read.storage, op), to_map([*coords, Linear.constant(0)], len(shape)),
+                      operand.type)
+        unit.location = op.location
+        self.rewriter.insert_op(unit, InsertPoint.before(op))
+        op.operands[index] = unit.result
+        return True
 
     def writes_tangled(self, copy: RestickifyOp, stick: int) -> bool:
         """Whether ``copy`` would write its result sticked on ``stick`` tangled (:func:`untangled`)."""

@@ -368,45 +368,79 @@ def _unaligned_division(ix: Indexing) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Widened:
-    """A copy widened to whole blocks of the divisors it reads through (rule 6 of spyre-fold-views):
-    its indexing, its result's shape, and where the narrow copy's result starts in it."""
+    """A copy widened to read whole blocks and whole sticks (rule 5 of spyre-fold-views): its
+    indexing, its result's shape, and where the narrow copy's result starts in it."""
 
     indexing: Indexing
     shape: tuple[int, ...]
     offsets: tuple[int, ...]
 
 
-def widen_divisions(ix: Indexing, storage_shape: Sequence[int]) -> Widened | None:
-    """A copy's ``[source coords, result coords]`` (its result read as is) widened until no source
-    coordinate divides an iteration dim: a dim read as ``(d + o) floordiv c`` or ``mod c`` starts
-    ``o`` positions earlier and ends at a whole block of ``c``, so that it splits in two (rule 2):
-    ``x[:, None].expand(128, 3, 77).reshape(384, 77)[1:68]`` reads rows ``(d + 1) floordiv 3``; the
-    widened copy writes rows ``3 * q + r`` from row ``q`` and the narrow result is its rows
-    ``1 .. 67``.  Each source position the wider copy reads is one the narrow copy's rows read, or
-    one in the same block of ``c`` of its storage, which must hold it: None when a source coordinate
-    leaves ``storage_shape``, a widened dim is not one dim of the result, or a division is left,
-    and when nothing needs widening."""
-    if _unaligned_division(ix) is None:
+def _misaligned_stick(coords: Sequence[Linear], storage: StickLayout) -> tuple[int, int] | None:
+    """``(d, s)`` when ``coords`` read the stick dim of ``storage`` at ``d + o`` (plus whole sticks)
+    with ``o`` ``s`` elements past a stick's start."""
+    if storage.stick_dim is None:
         return None
+    coord, eps = coords[storage.stick_dim], storage.elems_per_stick
+    units = [a for a, k in coord.terms if k == 1]
+    if len(units) != 1 or not isinstance(units[0], Dim) or coord.const % eps == 0 \
+            or any(k % eps for _, k in coord.terms if k != 1):
+        return None
+    return units[0].pos, coord.const % eps
+
+
+def _shifted(ix: Indexing, d: int, shift: int, extent: int) -> Indexing:
+    """``ix`` with iteration dim ``d`` of ``extent`` positions starting ``shift`` earlier in its
+    source coords (its result coords unchanged), co-simplified."""
+    space = list(ix.space)
+    space[d] = extent
+    env = [dim(j) + constant(-shift if j == d else 0) for j in range(len(space))]
+    source = tuple(substitute(x, env, space) for x in ix.coords[0])
+    return co_simplify(Indexing(space, [source, ix.coords[1]], ix.splits))
+
+
+def widen_copy_reads(ix: Indexing, storage: StickLayout) -> Widened | None:
+    """A copy's ``[source coords, result coords]`` (its result read as is) widened until its source
+    coords divide no iteration dim and start its storage's sticks at a stick's start, so that the
+    SDSC can address them: a dim read as ``(d + o) floordiv c`` or ``mod c`` starts ``o`` positions
+    earlier and ends at a whole block of ``c`` (it then splits in two, rule 2); a dim read at
+    ``d + o`` on the storage's stick, ``o`` past a stick's start, starts that much earlier.
+    ``x[:, None].expand(128, 3, 77).reshape(384, 77)[1:68]`` reads rows ``(d + 1) floordiv 3``: the
+    widened copy writes rows ``3 * q + r`` from row ``q`` and the narrow result is its rows ``1 ..
+    67``; ``b[16:32]`` of a 64-element ``b`` is rows ``16 .. 31`` of a copy of ``b[0:32]``.  The
+    positions the wider copy adds lie in the blocks and sticks the narrow one reads, and must lie in
+    the storage: None when a source coordinate leaves it, a widened dim is not one dim of the
+    result, a division is left, or nothing needs widening."""
     shape = [value_range(c, ix.space)[1] + 1 for c in ix.coords[1]]
     offsets = [0] * len(shape)
+
+    def result_dim(d: int) -> int | None:
+        h = next((h for h, x in enumerate(ix.coords[1]) if x == dim(d)), None)
+        return None if h is None or offsets[h] else h
+
     for _ in range(2 * len(ix.space)):
         found = _unaligned_division(ix)
         if found is None:
             break
         d, o, c = found
-        result_dim = next((h for h, x in enumerate(ix.coords[1]) if x == dim(d)), None)
-        if result_dim is None or offsets[result_dim]:
+        h = result_dim(d)
+        if h is None:
             return None
-        space = list(ix.space)
-        space[d] = c * -(-(o + space[d]) // c)
-        env = [dim(j) + constant(-o if j == d else 0) for j in range(len(space))]
-        source = tuple(substitute(x, env, space) for x in ix.coords[0])
-        ix = co_simplify(Indexing(space, [source, ix.coords[1]], ix.splits))
-        shape[result_dim], offsets[result_dim] = space[d], o
+        shape[h], offsets[h] = c * -(-(o + ix.space[d]) // c), o
+        ix = _shifted(ix, d, o, shape[h])
     if _division_left(ix.coords[0]) is not None:
         return None
-    for coord, extent in zip(ix.coords[0], storage_shape):
+    misaligned = _misaligned_stick(ix.coords[0], storage)
+    if misaligned is not None:
+        d, s = misaligned
+        h = result_dim(d)
+        if h is None:
+            return None
+        shape[h], offsets[h] = ix.space[d] + s, s
+        ix = _shifted(ix, d, s, shape[h])
+    if not ix.splits and misaligned is None:
+        return None
+    for coord, extent in zip(ix.coords[0], storage.host_shape):
         lo, hi = value_range(coord, ix.space)
         if lo < 0 or hi >= extent:
             return None

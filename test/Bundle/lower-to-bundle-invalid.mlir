@@ -249,3 +249,14 @@ func.func @main(%x: tensor<400x128xf16>) -> tensor<2x100x128xf16, #spyre.layout<
   func.return %r : tensor<2x100x128xf16, #spyre.layout<device_size = [128, 2, 2, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.restickify' (ReStickifyOpHBM) to SDSC: host dim 0 of operand #0 is indexed by ((d0 * 100) + d1): iteration dim d1 is padded to 128 elements, more than the 100 d0 steps over
+
+// -----
+
+// One channel of a tensor sticked on its two channels, copied into a tensor
+// sticked on a dim of one element: the copy iterates the whole stick of
+// channels, and its result would hold one element per stick of it.
+func.func @main(%x: tensor<1x2x33xf16, #spyre.layout<device_size = [33, 1, 1, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>) -> tensor<1x1x33xf16, #spyre.layout<device_size = [33, 1, 1, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">> {
+  %c = spyre.pointwise "identity" (%x) {iteration_space = array<i64: 1, 1, 33>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], placement = #spyre.placement<hbm, arg 1>} : (tensor<1x2x33xf16, #spyre.layout<device_size = [33, 1, 1, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>) -> tensor<1x1x33xf16, #spyre.layout<device_size = [33, 1, 1, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
+  func.return %c : tensor<1x1x33xf16, #spyre.layout<device_size = [33, 1, 1, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (identity) to SDSC: the result is not stepped along (it holds one element per stick of) iteration dim d1, which the op iterates over 64 elements

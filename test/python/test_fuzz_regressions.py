@@ -147,6 +147,15 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "repeated_rows_cut_inside_a_block": lambda: (
         lambda x: (lambda v: (v + 0.5, (v + 3.0)[:2]))(x[:, None].expand(128, 3, 77).reshape(384, 77)[:67]),
         _inputs({"E": 128, "C": 77}, "EC")),
+    "bias_slice_inside_a_stick": lambda: (
+        lambda x, b: x + b[16:32, None], _inputs({"R": 16, "C": 100, "B": 64}, "RC", "B")),
+    "bias_slice_across_sticks": lambda: (
+        lambda x, b: x * b[5:70, None], _inputs({"R": 65, "C": 64, "B": 128}, "RC", "B")),
+    "bias_row_sliced_inside_a_stick": lambda: (
+        lambda x, b: x + b[10:74], _inputs({"R": 8, "C": 64, "B": 128}, "RC", "B")),
+    "one_channel_padded_by_concatenation": lambda: (
+        lambda x: torch.cat([torch.zeros(1, 1, 1, dtype=x.dtype), x[:, 0:1], torch.zeros(1, 1, 1, dtype=x.dtype)],
+                            2) * 2.0, _inputs({"A": 1, "B": 2, "T": 33}, "ABT")),
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
@@ -342,3 +351,28 @@ def test_a_copy_reading_rows_through_a_division_at_an_offset_is_widened(name, im
     refused it ("not a sum of scaled dims").  The copy now covers whole blocks and its readers read
     their rows as a slice of it (spyre-fold-views rule 5, ``widen_divisions``)."""
     _check(name, imported, tmp_path, (1, 7, 18))
+
+
+@pytest.mark.parametrize("name", ["bias_slice_inside_a_stick", "bias_slice_across_sticks"])
+def test_a_column_copied_from_inside_a_stick_is_widened_to_the_sticks_start(name, imported, tmp_path):
+    """``x + b[16:32, None]``: the copy of the sliced bias into a column read ``b`` from element
+    16 of a stick, and its cores started there ("core start ... is not 128-byte aligned").  The
+    copy now starts at the stick and its reader reads rows 16 on (spyre-fold-views rule 5)."""
+    _check(name, imported, tmp_path, (1, 4, 32))
+
+
+def test_a_bias_row_sliced_inside_a_stick_is_broadcast_from_one_element_per_stick(imported, tmp_path):
+    """``x + b[10:74]`` of a [128] bias: read mid-stick, the add is driven by the rows, which the
+    bias does not have ("no dim of its storage [128] follows it").  It is now read from a copy
+    with one element per stick, broadcast (``Copier.broadcast_through_unit_stick``)."""
+    _check("bias_row_sliced_inside_a_stick", imported, tmp_path, (1, 4, 32))
+
+
+def test_one_channel_padded_by_concatenation_is_copied_into_its_own_sticks(imported, tmp_path):
+    """``cat([0, x[:, 0:1], 0], 2)`` of a [1, 2, 33] x (a grouped convolution's zero padding of
+    one channel): the buffer is sticked on its channel dim of one element; its piece read x
+    restickified onto the two channels, iterating a whole stick of them, and wrote one element
+    per stick: an SDSC file the interpreter refused (the output dropped a label).  The lowering
+    now refuses such a result (``check_result_keeps``) and spyre-stickify copies the one channel
+    instead (``Copier.fix_operand``)."""
+    _check("one_channel_padded_by_concatenation", imported, tmp_path, (1, 4))

@@ -43,3 +43,17 @@ func.func @widened_past_storage(%x: tensor<2x6x64xf16>) -> tensor<5x64xf16> {
   %e = spyre.pointwise "exp" (%v) : (tensor<5x64xf16>) -> tensor<5x64xf16>
   func.return %e : tensor<5x64xf16>
 }
+
+// -----
+
+// A column copied from inside a stick of its storage (b[16:32]): the copy
+// starts at the stick, and the reader reads its rows 16 on.
+// CHECK-LABEL: func.func @column_inside_a_stick
+// CHECK:         %[[WIDE:.*]] = spyre.restickify (%{{.*}}) {iteration_space = array<i64: 32, 1>, indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>]
+// CHECK-SAME:    -> tensor<32x1xf16,
+// CHECK:         spyre.pointwise "add" (%{{.*}}, %[[WIDE]]) {iteration_space = array<i64: 16, 100>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ((d0 + 16), 0)>, affine_map<(d0, d1) -> (d0, d1)>]}
+func.func @column_inside_a_stick(%x: tensor<16x100xf16>, %b: tensor<64xf16>) -> tensor<16x100xf16> {
+  %s = spyre.view %b affine_map<(d0, d1) -> (d0 + 16)> : tensor<64xf16> -> tensor<16x1xf16>
+  %e = spyre.pointwise "add" (%x, %s) : (tensor<16x100xf16>, tensor<16x1xf16>) -> tensor<16x100xf16>
+  func.return %e : tensor<16x100xf16>
+}
