@@ -2,14 +2,21 @@
 # run_decompositions(): a 1-d convolution (Whisper's encoder front end) is, per kernel
 # tap, the kernel's column for that tap times the input shifted by it (a slice of the
 # zero-padded input, strided by the convolution's stride), summed over the taps; a 2-d
-# one (a vision transformer's patch embedding) the same channels last.  Reads an
-# aten.convolution call; writes ATen zeros, pads, cat, permutes, slices, matmuls and
-# adds.  Other convolutions (grouped, transposed, 3-d) are left to the importer, which
-# names them.
-"""1-d and 2-d convolutions decomposed into shifted matmuls (:func:`shifted_matmuls`)."""
+# one (a vision transformer's patch embedding) the same channels last.  A grouped one is
+# a convolution per group, concatenated along the channels; a depthwise one (one input
+# channel per group: ConvNeXt's 7x7, ConvBERT's separable 1-d) is, channels last, per tap
+# the shifted input times the tap's per-channel weights, summed.  An explicit constant
+# padding (ConvBERT's, before its separable convolution) is slices and a concatenation
+# with fills.  Reads an aten.convolution or aten.constant_pad_nd call; writes ATen
+# zeros, fills, cat, permutes, slices, matmuls, muls and adds.  Other convolutions
+# (transposed, 3-d) are left to the importer, which names them.
+"""1-d and 2-d convolutions decomposed into shifted matmuls (:func:`shifted_matmuls`), or, one
+input channel per group, into shifted products (:func:`_shifted_products`); constant padding
+(:func:`constant_padded`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,10 +31,20 @@ def shifted_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     """``aten.convolution`` of a 1-d convolution (``[B, C, T]`` input, ``[O, C, K]`` kernel, one
     group, not transposed) as ``sum_k W[:, :, k] @ x_pad[:, :, k + s * t]`` plus the bias: ``K``
     matmuls of the kernel's taps by the zero-padded input read at each tap's offset, every
-    ``s``-th position; a 2-d one likewise, channels last (:func:`_shifted_matmuls_2d`).
-    ``NotImplemented`` for any other convolution."""
-    if transposed or groups != 1 or x.dim() != weight.dim() or x.dim() not in (3, 4):
+    ``s``-th position; a 2-d one likewise, channels last (:func:`_shifted_matmuls_2d`).  With
+    ``groups``, one such convolution per group, concatenated along the channels, or, one input
+    and one output channel per group (depthwise), :func:`_shifted_products`.  ``NotImplemented`` for any other
+    convolution."""
+    if transposed or x.dim() != weight.dim() or x.dim() not in (3, 4):
         return NotImplemented
+    if groups != 1 and groups == x.shape[1] == weight.shape[0]:
+        return _shifted_products(x, weight, bias, stride, padding, dilation)
+    if groups != 1:
+        inputs, outputs = x.shape[1] // groups, weight.shape[0] // groups
+        out = aten.cat.default([
+            shifted_matmuls(x[:, g * inputs:(g + 1) * inputs], weight[g * outputs:(g + 1) * outputs], None,
+                            stride, padding, dilation, transposed, output_padding, 1) for g in range(groups)], 1)
+        return out if bias is None else out + bias.view(-1, *[1] * (x.dim() - 2))
     if x.dim() == 4:
         return _shifted_matmuls_2d(x, weight, bias, stride, padding, dilation)
     (s,), (p,), (d,) = stride, padding, dilation
@@ -50,14 +67,27 @@ def shifted_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
 def _zero_padded(x: torch.Tensor, dim: int, pad: int, step: int = 1) -> torch.Tensor:
     """``x`` with ``pad`` zeros before and after it along ``dim``, and more after it up to a
     whole number of ``step`` (a dim read every ``step``-th element spans whole steps)."""
-    after = pad + (-(x.shape[dim] + 2 * pad)) % step
+    return _filled(x, dim, pad, pad + (-(x.shape[dim] + 2 * pad)) % step, 0.0)
 
-    def zeros(count: int) -> list[torch.Tensor]:
+
+def _filled(x: torch.Tensor, dim: int, before: int, after: int, value: float) -> torch.Tensor:
+    """``x`` with ``before`` and ``after`` elements of ``value`` around it along ``dim``."""
+    def fill(count: int) -> list[torch.Tensor]:
         shape = [count if d == dim else n for d, n in enumerate(x.shape)]
-        return [aten.zeros.default(shape, dtype=x.dtype, device=x.device)] if count else []
+        return [aten.full.default(shape, value, dtype=x.dtype, device=x.device)] if count else []
 
-    parts = [*zeros(pad), x, *zeros(after)]
+    parts = [*fill(before), x, *fill(after)]
     return aten.cat.default(parts, dim) if len(parts) > 1 else x
+
+
+def constant_padded(x: torch.Tensor, pad: Sequence[int], value: float = 0.0) -> torch.Tensor:
+    """``aten.constant_pad_nd``: from the last dim back, ``pad[2 * i]`` elements of ``value``
+    before dim ``-1 - i`` and ``pad[2 * i + 1]`` after it; a negative count crops instead."""
+    for i in range(len(pad) // 2):
+        dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        x = aten.slice.Tensor(x, dim, max(-before, 0), x.shape[dim] - max(-after, 0))
+        x = _filled(x, dim, max(before, 0), max(after, 0), value)
+    return x
 
 
 def _shifted_matmuls_2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: Sequence[int],
@@ -88,3 +118,31 @@ def _shifted_matmuls_2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     if bias is not None:
         out = out + bias
     return aten.permute.default(aten.view.default(out, [batch, rows, cols, out_channels]), [0, 3, 1, 2])
+
+
+def _shifted_products(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: Sequence[int],
+                      padding: Sequence[int], dilation: Sequence[int]) -> Any:
+    """A depthwise convolution (``[C, 1, *kernel]``: output channel ``c`` reads input channel
+    ``c`` alone) channels last: per tap, the window of the zero-padded input (``[B, *positions,
+    C]``) times the tap's ``[C]`` weights, summed.  No matmul: each channel's sum is over its own
+    taps only."""
+    sizes = x.shape[2:]
+    kernel = weight.shape[2:]
+    rank = len(sizes)
+    last = aten.permute.default(x, [0, *range(2, rank + 2), 1])
+    for dim in reversed(range(rank)):
+        last = _zero_padded(last, dim + 1, padding[dim], stride[dim])
+    steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+             for n, p, d, k, s in zip(sizes, padding, dilation, kernel, stride)]
+    out = None
+    for tap in itertools.product(*map(range, kernel)):
+        window = last
+        for dim, (t, d, s, n) in enumerate(zip(tap, dilation, stride, steps)):
+            window = aten.slice.Tensor(window, dim + 1, t * d, t * d + s * (n - 1) + 1, s)
+        term = window * weight[(slice(None), 0, *tap)]
+        out = term if out is None else out + term
+    assert out is not None
+    if bias is not None:
+        out = out + bias
+    return aten.permute.default(out, [0, rank + 1, *range(1, rank + 1)])
+

@@ -1,8 +1,8 @@
 """1-d convolutions (Whisper's encoder front end: kernel 3, stride 1 then 2, padding 1) and 2-d
 ones (ViT's patch embedding) compiled as shifted matmuls (``spyre_mlir.importer.convolution``)
 and compared with eager: one tap's matmul per kernel position over the zero-padded input read
-every ``stride``-th position, summed.  Other convolutions (grouped, transposed) are one located
-error naming the op."""
+every ``stride``-th position, summed; grouped ones per group, depthwise ones as per-tap products.
+A transposed convolution is one located error naming the op."""
 
 from __future__ import annotations
 
@@ -21,6 +21,17 @@ def _matches_eager(conv: torch.nn.Module, x: torch.Tensor) -> None:
         got = spyre_mlir.compile(conv, (x,), cores=4).run(x)
     assert got.shape == want.shape
     compare("convolution", got.numpy(), want.numpy(), tolerance_for(str(x.dtype).removeprefix("torch.")))
+
+
+def _vision_model_matches_eager(model: torch.nn.Module, dtype: torch.dtype, cores: int) -> None:
+    """``model``'s hidden states and pooled output of a random 32 x 32 image match eager's."""
+    pixels = torch.randn(1, 3, 32, 32, dtype=dtype)
+    with torch.no_grad():
+        want = model(pixels)
+        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
+    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
+    compare("hidden", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
+    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
@@ -71,17 +82,67 @@ def test_the_vit_model_matches_eager(dtype, cores):
     model = transformers.ViTModel(transformers.ViTConfig(
         hidden_size=128, num_hidden_layers=1, num_attention_heads=2, intermediate_size=256, image_size=32,
         patch_size=8, num_channels=3)).to(dtype).eval()
-    pixels = torch.randn(1, 3, 32, 32, dtype=dtype)
-    with torch.no_grad():
-        want = model(pixels)
-        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
-    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
-    compare("vit", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
-    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
+    _vision_model_matches_eager(model, dtype, cores)
 
 
-def test_a_grouped_convolution_is_one_located_error():
-    conv = torch.nn.Conv2d(4, 8, kernel_size=3, groups=2).eval()
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("conv,shape", [
+    (lambda: torch.nn.Conv1d(64, 64, 8, padding=4, groups=4), (1, 64, 50)),
+    (lambda: torch.nn.Conv1d(32, 64, 3, stride=2, padding=1, groups=32), (1, 32, 33)),
+    (lambda: torch.nn.Conv2d(64, 128, 3, padding=1, groups=2), (1, 64, 8, 8)),
+], ids=["1d-groups-4", "1d-one-channel-per-group", "2d-groups-2"])
+def test_a_grouped_convolution_matches_eager(conv, shape, dtype):
+    """A convolution per group of channels (wav2vec2's positional convolution has 16), concatenated
+    along the channels; one input channel per group reads its channel's slice as a copy of one
+    element per stick where the padded input is sticked on a dim of one element."""
+    torch.manual_seed(0)
+    _matches_eager(conv(), torch.randn(*shape, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("conv,shape", [
+    (lambda: torch.nn.Conv1d(64, 64, 9, padding=4, groups=64), (2, 64, 40)),
+    (lambda: torch.nn.Conv2d(64, 64, 7, padding=3, groups=64), (1, 64, 14, 14)),
+    (lambda: torch.nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32), (1, 32, 15, 15)),
+], ids=["1d-kernel-9", "2d-7x7", "2d-3x3-stride-2"])
+def test_a_depthwise_convolution_matches_eager(conv, shape, dtype):
+    """One channel per group (ConvBERT's separable 1-d, ConvNeXt's 7x7): channels last, per tap
+    the shifted window times the tap's per-channel weights, summed; no matmul of one channel."""
+    torch.manual_seed(0)
+    _matches_eager(conv(), torch.randn(*shape, dtype=dtype))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
+                                         (torch.float32, 4)])
+def test_the_convnext_model_matches_eager(dtype, cores):
+    """ConvNeXt: a patchifying 4x4 convolution, depthwise 7x7 ones, a 2x2 downsampling one and
+    layer norms over the channels of a channels-first image."""
+    transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
+    torch.manual_seed(0)
+    model = transformers.ConvNextModel(transformers.ConvNextConfig(
+        num_channels=3, num_stages=2, hidden_sizes=[32, 64], depths=[1, 1], image_size=32,
+        patch_size=4)).to(dtype).eval()
+    _vision_model_matches_eager(model, dtype, cores)
+
+
+@pytest.mark.parametrize("pad,value", [((3, 5), 0.0), ((0, 0, 2, 1), 1.5), ((-2, 3, 1, -1), 0.0)],
+                         ids=["last-dim", "rows-with-a-value", "cropped"])
+def test_constant_padding_matches_eager(pad, value):
+    """``F.pad`` (``aten.constant_pad_nd``, ConvBERT's before its separable convolution): fills
+    concatenated around the input, a negative count cropping it."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 64, dtype=torch.float16)
+
+    def padded(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pad(x, pad, value=value) * 2.0
+
+    got = spyre_mlir.compile(padded, (x,), cores=4).run(x)
+    compare("pad", got.numpy(), padded(x).numpy(), tolerance_for("float16"))
+
+
+def test_a_transposed_convolution_is_one_located_error():
+    conv = torch.nn.ConvTranspose2d(4, 8, kernel_size=3, stride=2).eval()
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.convolution\.default'") as info:
         spyre_mlir.compile(conv, (torch.randn(1, 4, 8, 8),), cores=4)
     assert info.value.loc is not None
