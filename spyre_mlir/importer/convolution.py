@@ -7,12 +7,18 @@
 # channel per group: ConvNeXt's 7x7, ConvBERT's separable 1-d) is, channels last, per tap
 # the shifted input times the tap's per-channel weights, summed.  An explicit constant
 # padding (ConvBERT's, before its separable convolution) is slices and a concatenation
-# with fills.  Reads an aten.convolution or aten.constant_pad_nd call; writes ATen
-# zeros, fills, cat, permutes, slices, matmuls, muls and adds.  Other convolutions
+# with fills.  A 2-d max pool (ResNet's stem) is, channels last, the maximum of the
+# windows of the input padded with -inf, and its indices the first window position
+# holding it; an adaptive average pool into a size that divides the input's, the mean
+# of each block.  Reads an aten.convolution, aten.constant_pad_nd,
+# aten.max_pool2d_with_indices or aten.adaptive_avg_pool2d call; writes ATen zeros,
+# fills, cat, permutes, slices, views, matmuls, muls, adds, means, maximums,
+# comparisons and wheres.  Other convolutions
 # (transposed, 3-d) are left to the importer, which names them.
 """1-d and 2-d convolutions decomposed into shifted matmuls (:func:`shifted_matmuls`), or, one
 input channel per group, into shifted products (:func:`_shifted_products`); constant padding
-(:func:`constant_padded`)."""
+(:func:`constant_padded`); max pooling (:func:`max_pooled`) and adaptive average pooling
+(:func:`block_means`)."""
 
 from __future__ import annotations
 
@@ -68,6 +74,19 @@ def _zero_padded(x: torch.Tensor, dim: int, pad: int, step: int = 1) -> torch.Te
     """``x`` with ``pad`` zeros before and after it along ``dim``, and more after it up to a
     whole number of ``step`` (a dim read every ``step``-th element spans whole steps)."""
     return _filled(x, dim, pad, pad + (-(x.shape[dim] + 2 * pad)) % step, 0.0)
+
+
+def _windows(padded: torch.Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+             steps: Sequence[int]) -> list[tuple[tuple[int, ...], torch.Tensor]]:
+    """Per kernel tap, in row-major order, the window of the channels-last ``padded`` input
+    (``[B, *positions, C]``) it reads: every ``stride``-th position from the tap's offset."""
+    found = []
+    for tap in itertools.product(*map(range, kernel)):
+        window = padded
+        for dim, (t, d, s, n) in enumerate(zip(tap, dilation, stride, steps)):
+            window = aten.slice.Tensor(window, dim + 1, t * d, t * d + s * (n - 1) + 1, s)
+        found.append((tap, window))
+    return found
 
 
 def _filled(x: torch.Tensor, dim: int, before: int, after: int, value: float) -> torch.Tensor:
@@ -135,10 +154,7 @@ def _shifted_products(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1
              for n, p, d, k, s in zip(sizes, padding, dilation, kernel, stride)]
     out = None
-    for tap in itertools.product(*map(range, kernel)):
-        window = last
-        for dim, (t, d, s, n) in enumerate(zip(tap, dilation, stride, steps)):
-            window = aten.slice.Tensor(window, dim + 1, t * d, t * d + s * (n - 1) + 1, s)
+    for tap, window in _windows(last, kernel, stride, dilation, steps):
         term = window * weight[(slice(None), 0, *tap)]
         out = term if out is None else out + term
     assert out is not None
@@ -146,3 +162,48 @@ def _shifted_products(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
         out = out + bias
     return aten.permute.default(out, [0, rank + 1, *range(1, rank + 1)])
 
+
+def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
+               dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Any:
+    """``aten.max_pool2d_with_indices`` of a ``[B, C, H, W]`` input, channels last: the maximum
+    of the windows of the input padded with -inf, and each maximum's index into its channel's
+    ``H x W`` plane, the first window position holding it in the kernel's row-major order (the
+    lowest such index: an input row outweighs any column), computed in the float32 of the
+    positions (exact below 2**24).  ``NotImplemented`` with ``ceil_mode`` or another rank."""
+    if ceil_mode or x.dim() != 4:
+        return NotImplemented
+    kernel, stride, padding, dilation = ([*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, stride, padding,
+                                                                                         dilation))
+    height, width = x.shape[2:]
+    steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, p, d, k, s in zip((height, width), padding, dilation,
+                                                                             kernel, stride)]
+    last = aten.permute.default(x, [0, 2, 3, 1])
+    for dim in (1, 0):
+        last = _filled(last, dim + 1, padding[dim],
+                       padding[dim] + (-(last.shape[dim + 1] + 2 * padding[dim])) % stride[dim], -float("inf"))
+    windows = _windows(last, kernel, stride, dilation, steps)
+    out = windows[0][1]
+    for _, window in windows[1:]:
+        out = aten.maximum.default(out, window)
+    beyond = height * width
+    index = None
+    for (i, j), window in windows:
+        rows = aten.arange.default(steps[0], dtype=torch.int64, device=x.device) * stride[0] + (i * dilation[0] - padding[0])
+        cols = aten.arange.default(steps[1], dtype=torch.int64, device=x.device) * stride[1] + (j * dilation[1] - padding[1])
+        at = aten.view.default(rows, [1, steps[0], 1, 1]) * width + aten.view.default(cols, [1, 1, steps[1], 1])
+        candidate = torch.where(aten.eq.Tensor(window, out), at, beyond)
+        index = candidate if index is None else aten.minimum.default(index, candidate)
+    assert index is not None
+    return aten.permute.default(out, [0, 3, 1, 2]), aten.permute.default(index, [0, 3, 1, 2])
+
+
+def block_means(x: torch.Tensor, size: Sequence[int]) -> Any:
+    """``aten.adaptive_avg_pool2d`` into ``size`` dividing the input's last two dims (a pooler's
+    ``(1, 1)``): the input viewed as blocks, the mean of each.  ``NotImplemented`` when a dim of
+    ``size`` does not divide the input's (the windows would overlap)."""
+    *lead, height, width = x.shape
+    rows, cols = size
+    if height % rows or width % cols:
+        return NotImplemented
+    blocks = aten.view.default(x, [*lead, rows, height // rows, cols, width // cols])
+    return aten.mean.dim(blocks, [len(lead) + 1, len(lead) + 3])

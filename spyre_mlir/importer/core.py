@@ -50,7 +50,7 @@ from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import experts, repair, selection
-from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls
+from spyre_mlir.importer.convolution import block_means, constant_padded, max_pooled, shifted_matmuls
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.normalization import batch_norm_inference, group_norm
@@ -497,7 +497,8 @@ bilinear upsampling (MobileViT)."""
 
 def decomposition_table() -> dict[Any, Any]:
     """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`, with convolutions
-    as matmuls, constant padding as concatenations, batch and group norms
+    as matmuls, max pooling as maximums of windows, adaptive average pooling as block means, constant padding as concatenations, batch and
+    group norms
     (:mod:`~spyre_mlir.importer.normalization`), torch's own decompositions of
     :data:`TORCH_DECOMPOSED`, and selections by value as reductions (:mod:`~spyre_mlir.importer.selection`)."""
     table = torch.export.default_decompositions()
@@ -507,6 +508,9 @@ def decomposition_table() -> dict[Any, Any]:
             del table[op]
     table[torch.ops.aten.convolution.default] = shifted_matmuls
     table[torch.ops.aten.constant_pad_nd.default] = constant_padded
+    table[torch.ops.aten.max_pool2d_with_indices.default] = max_pooled
+    table[torch.ops.aten.adaptive_avg_pool2d.default] = block_means
+    table[torch.ops.aten._adaptive_avg_pool2d.default] = block_means
     table[torch.ops.aten._native_batch_norm_legit_no_training.default] = batch_norm_inference
     table[torch.ops.aten.native_group_norm.default] = group_norm
     table.update(torch._decomp.get_decompositions(TORCH_DECOMPOSED))

@@ -141,6 +141,46 @@ def test_constant_padding_matches_eager(pad, value):
     compare("pad", got.numpy(), padded(x).numpy(), tolerance_for("float16"))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("kernel,stride,padding,size", [(3, 2, 1, 16), (2, 2, 0, 10), (3, 2, 1, 9)])
+def test_a_max_pool_and_its_indices_match_eager(kernel, stride, padding, size, dtype):
+    """The maximum of each window of the input padded with -inf, and its index into the channel's
+    plane: the first window position holding it, as eager's."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, size, size, dtype=dtype)
+
+    def pooled(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.nn.functional.max_pool2d(x, kernel, stride, padding, return_indices=True)
+
+    values, indices = spyre_mlir.compile(pooled, (x,), cores=4).run(x)
+    want_values, want_indices = pooled(x)
+    compare("max", values.numpy(), want_values.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+    assert torch.equal(indices.long(), want_indices)
+
+
+@pytest.mark.parametrize("size", [(1, 1), (2, 1)])
+def test_an_adaptive_average_pool_into_a_dividing_size_matches_eager(size):
+    torch.manual_seed(0)
+    x = torch.randn(2, 16, 8, 8, dtype=torch.float16)
+    pool = torch.nn.AdaptiveAvgPool2d(size)
+    got = spyre_mlir.compile(pool, (x,), cores=4).run(x)
+    compare("pool", got.numpy(), pool(x).numpy(), tolerance_for("float16"))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
+                                         (torch.float32, 4)])
+def test_the_resnet_model_matches_eager(dtype, cores):
+    """ResNet: a 7x7 stride-2 stem, batch norms at inference, a 3x3 stride-2 max pool, basic
+    blocks with strided shortcuts, and an adaptive average pool into 1 x 1."""
+    transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
+    torch.manual_seed(0)
+    model = transformers.ResNetModel(transformers.ResNetConfig(
+        num_channels=3, embedding_size=16, hidden_sizes=[32, 64], depths=[1, 1],
+        layer_type="basic")).to(dtype).eval()
+    _vision_model_matches_eager(model, dtype, cores)
+
+
 def test_a_transposed_convolution_is_one_located_error():
     conv = torch.nn.ConvTranspose2d(4, 8, kernel_size=3, stride=2).eval()
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.convolution\.default'") as info:
