@@ -32,10 +32,10 @@ import torch
 TRANSFORMERS = ("llama", "granite", "gpt2", "bert")
 
 MORE_FAMILIES = ("phi", "neox", "gptj", "roberta", "t5", "clip", "granitemoe", "mixtral", "qwen2moe", "vit",
-                 "whisper")
-"""transformers' families called one way each (ids; ViT with pixels, Whisper's encoder with
-features): partial and interleaved rotary, encoders, mixture of experts, convolutional front
-ends."""
+                 "whisper", "convnext", "resnet", "wav2vec2")
+"""transformers' families called one way each (ids; ViT, ConvNeXt and ResNet with pixels, Whisper's
+encoder with features, wav2vec2 with audio): partial and interleaved rotary, encoders, mixture
+of experts, convolutional front ends and convolutional networks."""
 
 FAMILIES = (*TRANSFORMERS, "encoder", "mha", *MORE_FAMILIES)
 """transformers' LlamaModel, GraniteModel, GPT2Model, BertModel; torch.nn's
@@ -142,11 +142,22 @@ def _more_family(model: Model) -> tuple[Any, torch.Tensor]:
             d_model=model.hidden, encoder_layers=model.layers, decoder_layers=1, encoder_attention_heads=model.heads,
             decoder_attention_heads=model.heads, num_mel_bins=16, max_source_positions=model.length // 2,
             encoder_ffn_dim=2 * model.hidden, decoder_ffn_dim=2 * model.hidden)).get_encoder(),
+        "convnext": lambda: t.ConvNextModel(t.ConvNextConfig(
+            num_channels=3, num_stages=2, hidden_sizes=[model.hidden // 2, model.hidden],
+            depths=[model.layers, model.layers], image_size=32, patch_size=4)),
+        "resnet": lambda: t.ResNetModel(t.ResNetConfig(
+            num_channels=3, embedding_size=model.hidden // 4, hidden_sizes=[model.hidden // 2, model.hidden],
+            depths=[model.layers, model.layers], layer_type="basic")),
+        "wav2vec2": lambda: t.Wav2Vec2Model(t.Wav2Vec2Config(
+            conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=4, feat_extract_norm="group", **sizes)),
     }
     net = built[model.family]().to(model.dtype).eval()
     inputs = torch.Generator().manual_seed(1)
-    if model.family == "vit":
+    if model.family in ("vit", "convnext", "resnet"):
         example = torch.randn(model.batch, 3, 32, 32, generator=inputs).to(model.dtype)
+    elif model.family == "wav2vec2":  # ten samples per frame of the feature encoder's strides
+        example = torch.randn(model.batch, 10 * model.length, generator=inputs).to(model.dtype)
     elif model.family == "whisper":
         example = torch.randn(model.batch, 16, model.length, generator=inputs).to(model.dtype)
     else:
@@ -313,6 +324,21 @@ def mixtral():
 def vit():
     """ViT: 16 patches of 8x8 of a 32x32 image, and the class token."""
     return build(Model("vit"))
+
+
+def convnext():
+    """ConvNeXt: a 4x4 patchifying convolution, depthwise 7x7 ones, layer norms over channels."""
+    return build(Model("convnext"))
+
+
+def resnet():
+    """ResNet: a 7x7 stem, batch norms at inference, a max pool, basic blocks, an average pool."""
+    return build(Model("resnet"))
+
+
+def wav2vec2():
+    """wav2vec2: strided 1-d convolutions, a group norm, a grouped positional convolution."""
+    return build(Model("wav2vec2"))
 
 
 def llama_padded():
