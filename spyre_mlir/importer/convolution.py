@@ -5,20 +5,17 @@
 # one (a vision transformer's patch embedding) the same channels last.  A grouped one is
 # a convolution per group, concatenated along the channels; a depthwise one (one input
 # channel per group: ConvNeXt's 7x7, ConvBERT's separable 1-d) is, channels last, per tap
-# the shifted input times the tap's per-channel weights, summed.  An explicit constant
+# the shifted input times the tap's per-channel weights, summed; a transposed one, per
+# tap the input times the tap's kernel placed every stride-th position, the positions
+# of each phase of the stride summed and the phases interleaved.  An explicit constant
 # padding (ConvBERT's, before its separable convolution) is slices and a concatenation
-# with fills.  A 2-d max pool (ResNet's stem) is, channels last, the maximum of the
-# windows of the input padded with -inf, and its indices the first window position
-# holding it; an adaptive average pool into a size that divides the input's, the mean
-# of each block.  Reads an aten.convolution, aten.constant_pad_nd,
-# aten.max_pool2d_with_indices or aten.adaptive_avg_pool2d call; writes ATen zeros,
-# fills, cat, permutes, slices, views, matmuls, muls, adds, means, maximums,
-# comparisons and wheres.  Other convolutions
-# (transposed, 3-d) are left to the importer, which names them.
+# with fills.  Reads an aten.convolution or aten.constant_pad_nd call; writes ATen
+# zeros, fills, cat, permutes, slices, views, matmuls, muls and adds.  Other
+# convolutions (grouped transposed, 3-d) are left to the importer, which names them.
 """1-d and 2-d convolutions decomposed into shifted matmuls (:func:`shifted_matmuls`), or, one
-input channel per group, into shifted products (:func:`_shifted_products`); constant padding
-(:func:`constant_padded`); max pooling (:func:`max_pooled`) and adaptive average pooling
-(:func:`block_means`)."""
+input channel per group, into shifted products (:func:`_shifted_products`); transposed ones into
+placed matmuls (:func:`_placed_matmuls`); constant padding
+(:func:`constant_padded`)."""
 
 from __future__ import annotations
 
@@ -39,11 +36,11 @@ def shifted_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     matmuls of the kernel's taps by the zero-padded input read at each tap's offset, every
     ``s``-th position; a 2-d one likewise, channels last (:func:`_shifted_matmuls_2d`).  With
     ``groups``, one such convolution per group, concatenated along the channels, or, one input
-    and one output channel per group (depthwise), :func:`_shifted_products`.  ``NotImplemented`` for any other
-    convolution."""
-    if transposed or x.dim() != weight.dim() or x.dim() not in (3, 4):
+    and one output channel per group (depthwise), :func:`_shifted_products`; transposed (one
+    group), :func:`_placed_matmuls`.  ``NotImplemented`` for any other convolution."""
+    if x.dim() != weight.dim() or x.dim() not in (3, 4) or transposed and groups != 1:
         return NotImplemented
-    if groups != 1 and groups == x.shape[1] == weight.shape[0]:
+    if groups != 1 and groups == x.shape[1] == weight.shape[0] and not transposed:
         return _shifted_products(x, weight, bias, stride, padding, dilation)
     if groups != 1:
         inputs, outputs = x.shape[1] // groups, weight.shape[0] // groups
@@ -51,17 +48,19 @@ def shifted_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
             shifted_matmuls(x[:, g * inputs:(g + 1) * inputs], weight[g * outputs:(g + 1) * outputs], None,
                             stride, padding, dilation, transposed, output_padding, 1) for g in range(groups)], 1)
         return out if bias is None else out + bias.view(-1, *[1] * (x.dim() - 2))
+    if transposed:
+        return _placed_matmuls(x, weight, bias, stride, padding, dilation, output_padding)
     if x.dim() == 4:
         return _shifted_matmuls_2d(x, weight, bias, stride, padding, dilation)
     (s,), (p,), (d,) = stride, padding, dilation
     length = x.shape[2]
     taps = weight.shape[2]
-    padded = _zero_padded(x, 2, p)
+    wide = padded(x, 2, p)
     steps = (length + 2 * p - d * (taps - 1) - 1) // s + 1
     out = None
     for k in range(taps):
         start = k * d
-        window = aten.slice.Tensor(padded, 2, start, start + s * (steps - 1) + 1, s)
+        window = aten.slice.Tensor(wide, 2, start, start + s * (steps - 1) + 1, s)
         tap = aten.matmul.default(weight[:, :, k], window)
         out = tap if out is None else out + tap
     assert out is not None
@@ -70,26 +69,26 @@ def shifted_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     return out
 
 
-def _zero_padded(x: torch.Tensor, dim: int, pad: int, step: int = 1) -> torch.Tensor:
-    """``x`` with ``pad`` zeros before and after it along ``dim``, and more after it up to a
-    whole number of ``step`` (a dim read every ``step``-th element spans whole steps)."""
-    return _filled(x, dim, pad, pad + (-(x.shape[dim] + 2 * pad)) % step, 0.0)
+def padded(x: torch.Tensor, dim: int, pad: int, step: int = 1, value: float = 0.0) -> torch.Tensor:
+    """``x`` with ``pad`` elements of ``value`` before and after it along ``dim``, and more after it
+    up to a whole number of ``step`` (a dim read every ``step``-th element spans whole steps)."""
+    return filled(x, dim, pad, pad + (-(x.shape[dim] + 2 * pad)) % step, value)
 
 
-def _windows(padded: torch.Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+def windows(source: torch.Tensor, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
              steps: Sequence[int]) -> list[tuple[tuple[int, ...], torch.Tensor]]:
-    """Per kernel tap, in row-major order, the window of the channels-last ``padded`` input
+    """Per kernel tap, in row-major order, the window of the channels-last padded ``source``
     (``[B, *positions, C]``) it reads: every ``stride``-th position from the tap's offset."""
     found = []
     for tap in itertools.product(*map(range, kernel)):
-        window = padded
+        window = source
         for dim, (t, d, s, n) in enumerate(zip(tap, dilation, stride, steps)):
             window = aten.slice.Tensor(window, dim + 1, t * d, t * d + s * (n - 1) + 1, s)
         found.append((tap, window))
     return found
 
 
-def _filled(x: torch.Tensor, dim: int, before: int, after: int, value: float) -> torch.Tensor:
+def filled(x: torch.Tensor, dim: int, before: int, after: int, value: float) -> torch.Tensor:
     """``x`` with ``before`` and ``after`` elements of ``value`` around it along ``dim``."""
     def fill(count: int) -> list[torch.Tensor]:
         shape = [count if d == dim else n for d, n in enumerate(x.shape)]
@@ -105,7 +104,7 @@ def constant_padded(x: torch.Tensor, pad: Sequence[int], value: float = 0.0) -> 
     for i in range(len(pad) // 2):
         dim, before, after = x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
         x = aten.slice.Tensor(x, dim, max(-before, 0), x.shape[dim] - max(-after, 0))
-        x = _filled(x, dim, max(before, 0), max(after, 0), value)
+        x = filled(x, dim, max(before, 0), max(after, 0), value)
     return x
 
 
@@ -123,7 +122,7 @@ def _shifted_matmuls_2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     cols = (width + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     last = aten.permute.default(x, [0, 2, 3, 1])
     for dim, pad, step in ((2, pw, sw), (1, ph, sh)):
-        last = _zero_padded(last, dim, pad, step)
+        last = padded(last, dim, pad, step)
     out = None
     for i in range(kh):
         for j in range(kw):
@@ -150,11 +149,11 @@ def _shifted_products(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     rank = len(sizes)
     last = aten.permute.default(x, [0, *range(2, rank + 2), 1])
     for dim in reversed(range(rank)):
-        last = _zero_padded(last, dim + 1, padding[dim], stride[dim])
+        last = padded(last, dim + 1, padding[dim], stride[dim])
     steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1
              for n, p, d, k, s in zip(sizes, padding, dilation, kernel, stride)]
     out = None
-    for tap, window in _windows(last, kernel, stride, dilation, steps):
+    for tap, window in windows(last, kernel, stride, dilation, steps):
         term = window * weight[(slice(None), 0, *tap)]
         out = term if out is None else out + term
     assert out is not None
@@ -163,47 +162,45 @@ def _shifted_products(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     return aten.permute.default(out, [0, rank + 1, *range(1, rank + 1)])
 
 
-def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
-               dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Any:
-    """``aten.max_pool2d_with_indices`` of a ``[B, C, H, W]`` input, channels last: the maximum
-    of the windows of the input padded with -inf, and each maximum's index into its channel's
-    ``H x W`` plane, the first window position holding it in the kernel's row-major order (the
-    lowest such index: an input row outweighs any column), computed in the float32 of the
-    positions (exact below 2**24).  ``NotImplemented`` with ``ceil_mode`` or another rank."""
-    if ceil_mode or x.dim() != 4:
-        return NotImplemented
-    kernel, stride, padding, dilation = ([*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, stride, padding,
-                                                                                         dilation))
-    height, width = x.shape[2:]
-    steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, p, d, k, s in zip((height, width), padding, dilation,
-                                                                             kernel, stride)]
-    last = aten.permute.default(x, [0, 2, 3, 1])
-    for dim in (1, 0):
-        last = _filled(last, dim + 1, padding[dim],
-                       padding[dim] + (-(last.shape[dim + 1] + 2 * padding[dim])) % stride[dim], -float("inf"))
-    windows = _windows(last, kernel, stride, dilation, steps)
-    out = windows[0][1]
-    for _, window in windows[1:]:
-        out = aten.maximum.default(out, window)
-    beyond = height * width
-    index = None
-    for (i, j), window in windows:
-        rows = aten.arange.default(steps[0], dtype=torch.int64, device=x.device) * stride[0] + (i * dilation[0] - padding[0])
-        cols = aten.arange.default(steps[1], dtype=torch.int64, device=x.device) * stride[1] + (j * dilation[1] - padding[1])
-        at = aten.view.default(rows, [1, steps[0], 1, 1]) * width + aten.view.default(cols, [1, 1, steps[1], 1])
-        candidate = torch.where(aten.eq.Tensor(window, out), at, beyond)
-        index = candidate if index is None else aten.minimum.default(index, candidate)
-    assert index is not None
-    return aten.permute.default(out, [0, 3, 1, 2]), aten.permute.default(index, [0, 3, 1, 2])
-
-
-def block_means(x: torch.Tensor, size: Sequence[int]) -> Any:
-    """``aten.adaptive_avg_pool2d`` into ``size`` dividing the input's last two dims (a pooler's
-    ``(1, 1)``): the input viewed as blocks, the mean of each.  ``NotImplemented`` when a dim of
-    ``size`` does not divide the input's (the windows would overlap)."""
-    *lead, height, width = x.shape
-    rows, cols = size
-    if height % rows or width % cols:
-        return NotImplemented
-    blocks = aten.view.default(x, [*lead, rows, height // rows, cols, width // cols])
-    return aten.mean.dim(blocks, [len(lead) + 1, len(lead) + 3])
+def _placed_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, stride: Sequence[int],
+                    padding: Sequence[int], dilation: Sequence[int], output_padding: Sequence[int]) -> Any:
+    """A transposed convolution (``[B, C, *positions]`` input, ``[C, O, *kernel]`` kernel, one
+    group) channels last: per tap, the input times the tap's ``[C, O]`` kernel, placed at
+    ``stride * t + dilation * k``.  Positions of one phase ``r`` (their remainder by the stride)
+    are each tap's of that phase shifted by whole strides and summed; the phases are stacked
+    along a dim of their own after each position dim and merged into it (``q * stride + r``,
+    outside the channels' stick: a view), then cropped by the padding."""
+    rank = x.dim() - 2
+    sizes, kernel = x.shape[2:], weight.shape[2:]
+    full = [(n - 1) * s + d * (k - 1) + 1 for n, s, d, k in zip(sizes, stride, dilation, kernel)]
+    lengths = [(n - 1) * s - 2 * p + d * (k - 1) + o + 1
+               for n, s, p, d, k, o in zip(sizes, stride, padding, dilation, kernel, output_padding)]
+    blocks = [-(-max(f, p + n) // s) for f, p, n, s in zip(full, padding, lengths, stride)]
+    last = aten.permute.default(x, [0, *range(2, rank + 2), 1])
+    phases: dict[tuple[int, ...], torch.Tensor] = {}
+    for tap in itertools.product(*map(range, kernel)):
+        placed = aten.matmul.default(last, weight[(slice(None), slice(None), *tap)])
+        for dim, (t, d, s, n, q) in enumerate(zip(tap, dilation, stride, sizes, blocks)):
+            placed = filled(placed, dim + 1, t * d // s, q - n - t * d // s, 0.0)
+        phase = tuple(t * d % s for t, d, s in zip(tap, dilation, stride))
+        phases[phase] = placed if phase not in phases else phases[phase] + placed
+    batch, out_channels = x.shape[0], weight.shape[1]
+    stacked = {phase: phases.get(phase) for phase in itertools.product(*map(range, stride))}
+    for dim in reversed(range(rank)):
+        merged = {}
+        for prefix in itertools.product(*map(range, stride[:dim])):
+            parts = [stacked[(*prefix, r)] for r in range(stride[dim])]
+            shape = [batch, *blocks[:dim], blocks[dim] * stride[dim], *[b * s for b, s in zip(blocks[dim + 1:],
+                                                                                          stride[dim + 1:])],
+                     out_channels]
+            parts = [aten.zeros.default([*shape[:dim + 1], blocks[dim], *shape[dim + 2:]], dtype=x.dtype,
+                                        device=x.device) if part is None else part for part in parts]
+            together = aten.cat.default([aten.unsqueeze.default(part, dim + 2) for part in parts], dim + 2)
+            merged[prefix] = aten.view.default(together, shape)
+        stacked = merged
+    out = stacked[()]
+    for dim, (p, n) in enumerate(zip(padding, lengths)):
+        out = aten.slice.Tensor(out, dim + 1, p, p + n)
+    if bias is not None:
+        out = out + bias
+    return aten.permute.default(out, [0, rank + 1, *range(1, rank + 1)])

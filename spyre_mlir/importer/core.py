@@ -50,10 +50,11 @@ from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import experts, repair, selection
-from spyre_mlir.importer.convolution import block_means, constant_padded, max_pooled, shifted_matmuls
+from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.normalization import batch_norm_inference, group_norm
+from spyre_mlir.importer.pooling import block_means, max_pooled
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 
@@ -497,7 +498,7 @@ bilinear upsampling (MobileViT)."""
 
 def decomposition_table() -> dict[Any, Any]:
     """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`, with convolutions
-    as matmuls, max pooling as maximums of windows, adaptive average pooling as block means, constant padding as concatenations, batch and
+    as matmuls, pooling (:mod:`~spyre_mlir.importer.pooling`), constant padding as concatenations, batch and
     group norms
     (:mod:`~spyre_mlir.importer.normalization`), torch's own decompositions of
     :data:`TORCH_DECOMPOSED`, and selections by value as reductions (:mod:`~spyre_mlir.importer.selection`)."""

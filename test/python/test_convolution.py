@@ -1,8 +1,9 @@
 """1-d convolutions (Whisper's encoder front end: kernel 3, stride 1 then 2, padding 1) and 2-d
 ones (ViT's patch embedding) compiled as shifted matmuls (``spyre_mlir.importer.convolution``)
 and compared with eager: one tap's matmul per kernel position over the zero-padded input read
-every ``stride``-th position, summed; grouped ones per group, depthwise ones as per-tap products.
-A transposed convolution is one located error naming the op."""
+every ``stride``-th position, summed; grouped ones per group, depthwise ones as per-tap products,
+transposed ones as products placed every stride-th position; pooling.  A grouped transposed
+convolution is one located error naming the op."""
 
 from __future__ import annotations
 
@@ -181,8 +182,22 @@ def test_the_resnet_model_matches_eager(dtype, cores):
     _vision_model_matches_eager(model, dtype, cores)
 
 
-def test_a_transposed_convolution_is_one_located_error():
-    conv = torch.nn.ConvTranspose2d(4, 8, kernel_size=3, stride=2).eval()
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("conv,shape", [
+    (lambda: torch.nn.ConvTranspose1d(16, 32, 4, stride=2, padding=1), (1, 16, 20)),
+    (lambda: torch.nn.ConvTranspose1d(8, 16, 5, stride=3, padding=2, dilation=2), (1, 8, 7)),
+    (lambda: torch.nn.ConvTranspose2d(16, 32, 2, stride=2), (1, 16, 6, 6)),
+    (lambda: torch.nn.ConvTranspose2d(16, 32, 3, stride=2, padding=1, output_padding=1), (1, 16, 5, 5)),
+], ids=["1d-stride-2", "1d-dilated-stride-3", "2d-upsample-2", "2d-output-padding"])
+def test_a_transposed_convolution_matches_eager(conv, shape, dtype):
+    """Per tap the input times the tap's kernel, placed every stride-th position: each phase of the
+    stride sums its taps' shifted products, and the phases interleave along the positions."""
+    torch.manual_seed(0)
+    _matches_eager(conv(), torch.randn(*shape, dtype=dtype))
+
+
+def test_a_grouped_transposed_convolution_is_one_located_error():
+    conv = torch.nn.ConvTranspose2d(4, 8, kernel_size=3, stride=2, groups=2).eval()
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.convolution\.default'") as info:
         spyre_mlir.compile(conv, (torch.randn(1, 4, 8, 8),), cores=4)
     assert info.value.loc is not None

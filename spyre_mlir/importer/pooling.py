@@ -1,0 +1,65 @@
+# Pooling, in the decomposition table the importer hands to run_decompositions(): a
+# 2-d max pool (ResNet's stem) is, channels last, the maximum of the windows of the input
+# padded with -inf, and its indices the first window position holding it; an adaptive
+# average pool into a size that divides the input's (a pooler's 1 x 1), the mean of
+# each block.  Reads an aten.max_pool2d_with_indices or aten.adaptive_avg_pool2d call;
+# writes ATen fills, cat, permutes, slices, views, means, maximums, minimums,
+# comparisons and wheres.
+"""Max pooling (:func:`max_pooled`) and adaptive average pooling (:func:`block_means`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from spyre_mlir.importer.convolution import padded, windows
+
+aten = torch.ops.aten
+
+
+def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
+               dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Any:
+    """``aten.max_pool2d_with_indices`` of a ``[B, C, H, W]`` input, channels last: the maximum
+    of the windows of the input padded with -inf, and each maximum's index into its channel's
+    ``H x W`` plane, the first window position holding it in the kernel's row-major order (the
+    lowest such index: an input row outweighs any column), computed in the float32 of the
+    positions (exact below 2**24).  ``NotImplemented`` with ``ceil_mode`` or another rank."""
+    if ceil_mode or x.dim() != 4:
+        return NotImplemented
+    kernel, stride, padding, dilation = ([*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, stride, padding,
+                                                                                         dilation))
+    height, width = x.shape[2:]
+    steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, p, d, k, s in zip((height, width), padding, dilation,
+                                                                             kernel, stride)]
+    last = aten.permute.default(x, [0, 2, 3, 1])
+    for dim in (1, 0):
+        last = padded(last, dim + 1, padding[dim], stride[dim], -float("inf"))
+    taps = windows(last, kernel, stride, dilation, steps)
+    out = taps[0][1]
+    for _, window in taps[1:]:
+        out = aten.maximum.default(out, window)
+    beyond = height * width
+    index = None
+    for (i, j), window in taps:
+        rows = aten.arange.default(steps[0], dtype=torch.int64, device=x.device) * stride[0] + (i * dilation[0] - padding[0])
+        cols = aten.arange.default(steps[1], dtype=torch.int64, device=x.device) * stride[1] + (j * dilation[1] - padding[1])
+        at = aten.view.default(rows, [1, steps[0], 1, 1]) * width + aten.view.default(cols, [1, 1, steps[1], 1])
+        candidate = torch.where(aten.eq.Tensor(window, out), at, beyond)
+        index = candidate if index is None else aten.minimum.default(index, candidate)
+    assert index is not None
+    return aten.permute.default(out, [0, 3, 1, 2]), aten.permute.default(index, [0, 3, 1, 2])
+
+
+def block_means(x: torch.Tensor, size: Sequence[int]) -> Any:
+    """``aten.adaptive_avg_pool2d`` into ``size`` dividing the input's last two dims (a pooler's
+    ``(1, 1)``): the input viewed as blocks, the mean of each.  ``NotImplemented`` when a dim of
+    ``size`` does not divide the input's (the windows would overlap)."""
+    *lead, height, width = x.shape
+    rows, cols = size
+    if height % rows or width % cols:
+        return NotImplemented
+    blocks = aten.view.default(x, [*lead, rows, height // rows, cols, width // cols])
+    return aten.mean.dim(blocks, [len(lead) + 1, len(lead) + 3])
+
