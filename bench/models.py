@@ -6,7 +6,8 @@
 
     python bench/models.py [--layers 4] [--hidden 1024] [--length 256] [--cores 1 4 32]
                            [--families llama granite gpt2 bert encoder mha phi neox gptj roberta t5 clip
-                                       granitemoe mixtral qwen2moe vit whisper convnext resnet wav2vec2]
+                                       granitemoe mixtral qwen2moe vit whisper convnext resnet wav2vec2
+                                       convbert]
                            [--dtypes fp16 bf16 fp32]
                            [--first-only] [--json FILE]
 

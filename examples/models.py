@@ -32,10 +32,11 @@ import torch
 TRANSFORMERS = ("llama", "granite", "gpt2", "bert")
 
 MORE_FAMILIES = ("phi", "neox", "gptj", "roberta", "t5", "clip", "granitemoe", "mixtral", "qwen2moe", "vit",
-                 "whisper", "convnext", "resnet", "wav2vec2")
+                 "whisper", "convnext", "resnet", "wav2vec2", "convbert")
 """transformers' families called one way each (ids; ViT, ConvNeXt and ResNet with pixels, Whisper's
 encoder with features, wav2vec2 with audio): partial and interleaved rotary, encoders, mixture
-of experts, convolutional front ends and convolutional networks."""
+of experts, convolutional front ends and convolutional networks (ConvBERT's convolutions beside
+attention)."""
 
 FAMILIES = (*TRANSFORMERS, "encoder", "mha", *MORE_FAMILIES)
 """transformers' LlamaModel, GraniteModel, GPT2Model, BertModel; torch.nn's
@@ -148,6 +149,8 @@ def _more_family(model: Model) -> tuple[Any, torch.Tensor]:
         "resnet": lambda: t.ResNetModel(t.ResNetConfig(
             num_channels=3, embedding_size=model.hidden // 4, hidden_sizes=[model.hidden // 2, model.hidden],
             depths=[model.layers, model.layers], layer_type="basic")),
+        "convbert": lambda: t.ConvBertModel(t.ConvBertConfig(vocab_size=model.vocab, embedding_size=model.hidden,
+                                                          conv_kernel_size=9, head_ratio=2, **sizes)),
         "wav2vec2": lambda: t.Wav2Vec2Model(t.Wav2Vec2Config(
             conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
             num_conv_pos_embedding_groups=4, feat_extract_norm="group", **sizes)),

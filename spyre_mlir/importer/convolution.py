@@ -9,13 +9,14 @@
 # tap the input times the tap's kernel placed every stride-th position, the positions
 # of each phase of the stride summed and the phases interleaved.  An explicit constant
 # padding (ConvBERT's, before its separable convolution) is slices and a concatenation
-# with fills.  Reads an aten.convolution or aten.constant_pad_nd call; writes ATen
-# zeros, fills, cat, permutes, slices, views, matmuls, muls and adds.  Other
+# with fills; an unfold (im2col), per tap the window of the zero-padded input, the taps
+# concatenated.  Reads an aten.convolution, aten.constant_pad_nd or aten.im2col call;
+# writes ATen zeros, fills, cat, permutes, slices, views, matmuls, muls and adds.  Other
 # convolutions (grouped transposed, 3-d) are left to the importer, which names them.
 """1-d and 2-d convolutions decomposed into shifted matmuls (:func:`shifted_matmuls`), or, one
 input channel per group, into shifted products (:func:`_shifted_products`); transposed ones into
 placed matmuls (:func:`_placed_matmuls`); constant padding
-(:func:`constant_padded`)."""
+(:func:`constant_padded`); unfolding (:func:`unfolded`)."""
 
 from __future__ import annotations
 
@@ -204,3 +205,28 @@ def _placed_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     if bias is not None:
         out = out + bias
     return aten.permute.default(out, [0, rank + 1, *range(1, rank + 1)])
+
+
+def unfolded(x: torch.Tensor, kernel: Sequence[int], dilation: Sequence[int], padding: Sequence[int],
+             stride: Sequence[int]) -> Any:
+    """``aten.im2col`` (``nn.Unfold``: ConvBERT's span-based dynamic convolution) of a ``[B, C, H,
+    W]`` input: per kernel tap, in row-major order, the window of the zero-padded input it reads
+    (``[B, C, H', W']``, every stride-th row and column), its positions flattened; the taps
+    concatenated inside each channel, ``[B, C * taps, H' * W']``.  A window is a slice, never
+    an overlapping view of the input.  ``NotImplemented`` for another rank."""
+    if x.dim() != 4:
+        return NotImplemented
+    batch, channels, height, width = x.shape
+    steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+             for n, p, d, k, s in zip((height, width), padding, dilation, kernel, stride)]
+    source = x
+    for dim in (2, 3):
+        source = padded(source, dim, padding[dim - 2], stride[dim - 2])
+    taps = []
+    for tap in itertools.product(*map(range, kernel)):
+        window = source
+        for dim, (t, d, s, n) in enumerate(zip(tap, dilation, stride, steps)):
+            window = aten.slice.Tensor(window, dim + 2, t * d, t * d + s * (n - 1) + 1, s)
+        taps.append(aten.view.default(aten.clone.default(window, memory_format=torch.contiguous_format),
+                                      [batch, channels, 1, steps[0] * steps[1]]))
+    return aten.view.default(aten.cat.default(taps, 2), [batch, channels * len(taps), steps[0] * steps[1]])

@@ -50,7 +50,7 @@ from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import experts, repair, selection
-from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls
+from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls, unfolded
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.normalization import batch_norm_inference, group_norm
@@ -490,18 +490,19 @@ def _drop_unread_constants(block: Block, arg_types: list[Attribute], arg_attrs: 
 KEEP_WHOLE = ("silu", "softplus")
 
 
-TORCH_DECOMPOSED = (torch.ops.aten.linalg_vector_norm.default, torch.ops.aten.upsample_bilinear2d.vec)
+TORCH_DECOMPOSED = (torch.ops.aten.linalg_vector_norm.default,)
 """Core ATen ops that torch.export keeps whole and that torch's reference decompositions
-(``torch._decomp``) write as ops the importer has: vector norms (weight normalisation) and
-bilinear upsampling (MobileViT)."""
+(``torch._decomp``) write as ops the importer has: vector norms (wav2vec2's weight
+normalisation)."""
 
 
 def decomposition_table() -> dict[Any, Any]:
     """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`, with convolutions
-    as matmuls, pooling (:mod:`~spyre_mlir.importer.pooling`), constant padding as concatenations, batch and
-    group norms
-    (:mod:`~spyre_mlir.importer.normalization`), torch's own decompositions of
-    :data:`TORCH_DECOMPOSED`, and selections by value as reductions (:mod:`~spyre_mlir.importer.selection`)."""
+    as matmuls, constant padding and unfolding as concatenations
+    (:mod:`~spyre_mlir.importer.convolution`), pooling (:mod:`~spyre_mlir.importer.pooling`), batch
+    and group norms (:mod:`~spyre_mlir.importer.normalization`), torch's own decompositions of
+    :data:`TORCH_DECOMPOSED`, and selections by value as reductions
+    (:mod:`~spyre_mlir.importer.selection`)."""
     table = torch.export.default_decompositions()
     for name in KEEP_WHOLE:
         op = getattr(torch.ops.aten, name).default
@@ -509,6 +510,7 @@ def decomposition_table() -> dict[Any, Any]:
             del table[op]
     table[torch.ops.aten.convolution.default] = shifted_matmuls
     table[torch.ops.aten.constant_pad_nd.default] = constant_padded
+    table[torch.ops.aten.im2col.default] = unfolded
     table[torch.ops.aten.max_pool2d_with_indices.default] = max_pooled
     table[torch.ops.aten.adaptive_avg_pool2d.default] = block_means
     table[torch.ops.aten._adaptive_avg_pool2d.default] = block_means

@@ -2,7 +2,7 @@
 ones (ViT's patch embedding) compiled as shifted matmuls (``spyre_mlir.importer.convolution``)
 and compared with eager: one tap's matmul per kernel position over the zero-padded input read
 every ``stride``-th position, summed; grouped ones per group, depthwise ones as per-tap products,
-transposed ones as products placed every stride-th position; pooling.  A grouped transposed
+transposed ones as products placed every stride-th position; pooling and unfolding.  A grouped transposed
 convolution is one located error naming the op."""
 
 from __future__ import annotations
@@ -194,6 +194,43 @@ def test_a_transposed_convolution_matches_eager(conv, shape, dtype):
     stride sums its taps' shifted products, and the phases interleave along the positions."""
     torch.manual_seed(0)
     _matches_eager(conv(), torch.randn(*shape, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("unfold,shape", [
+    (lambda: torch.nn.Unfold(kernel_size=[9, 1], padding=[4, 0]), (1, 64, 16, 1)),
+    (lambda: torch.nn.Unfold(kernel_size=2, stride=2), (1, 4, 8, 8)),
+], ids=["9x1-padded", "2x2-patches"])
+def test_an_unfold_matches_eager(unfold, shape, dtype):
+    """``nn.Unfold`` (``im2col``): per tap the window of the zero-padded input, its positions
+    flattened, the taps concatenated inside each channel; overlapping windows are slices."""
+    torch.manual_seed(0)
+    layer = unfold()
+
+    def unfolded(x: torch.Tensor) -> torch.Tensor:
+        return layer(x) * 2.0
+
+    x = torch.randn(*shape, dtype=dtype)
+    got = spyre_mlir.compile(unfolded, (x,), cores=4).run(x)
+    compare("unfold", got.numpy(), unfolded(x).numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
+                                         (torch.float32, 4)])
+def test_the_convbert_model_matches_eager(dtype, cores):
+    """ConvBERT: a separable 1-d convolution (depthwise, then pointwise) and a span-based dynamic
+    convolution over an ``nn.Unfold`` of 9 positions, beside attention."""
+    transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
+    torch.manual_seed(0)
+    model = transformers.ConvBertModel(transformers.ConvBertConfig(
+        vocab_size=128, hidden_size=64, num_hidden_layers=1, num_attention_heads=2, intermediate_size=128,
+        embedding_size=64, conv_kernel_size=9, head_ratio=2)).to(dtype).eval()
+    ids = torch.randint(0, 128, (1, 16))
+    with torch.no_grad():
+        want = model(ids).last_hidden_state
+        got = spyre_mlir.compile(model, (ids,), cores=cores).run(ids).last_hidden_state
+    compare("convbert", got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
 
 
 def test_a_grouped_transposed_convolution_is_one_located_error():
