@@ -16,7 +16,6 @@ import torch
 import spyre_mlir
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import PointwiseOp
-from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
 from spyre_mlir.interpreter.schema import SCHEMA_ENV_VAR
 from spyre_mlir.manifest import read_manifest
