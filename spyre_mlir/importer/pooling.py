@@ -2,10 +2,12 @@
 # 2-d max pool (ResNet's stem) is, channels last, the maximum of the windows of the input
 # padded with -inf, and its indices the first window position holding it; an adaptive
 # average pool into a size that divides the input's (a pooler's 1 x 1), the mean of
-# each block.  Reads an aten.max_pool2d_with_indices or aten.adaptive_avg_pool2d call;
-# writes ATen fills, cat, permutes, slices, views, means, maximums, minimums,
-# comparisons and wheres.
-"""Max pooling (:func:`max_pooled`) and adaptive average pooling (:func:`block_means`)."""
+# each block; nearest upsampling by whole factors (decoder heads), each element repeated
+# along new dims merged into its own (a view).  Reads an aten.max_pool2d_with_indices,
+# aten.adaptive_avg_pool2d or aten.upsample_nearest2d call; writes ATen fills, cat,
+# permutes, slices, views, expands, means, maximums, minimums, comparisons and wheres.
+"""Max pooling (:func:`max_pooled`), adaptive average pooling (:func:`block_means`) and nearest
+upsampling (:func:`nearest_upsampled`)."""
 
 from __future__ import annotations
 
@@ -63,3 +65,18 @@ def block_means(x: torch.Tensor, size: Sequence[int]) -> Any:
     blocks = aten.view.default(x, [*lead, rows, height // rows, cols, width // cols])
     return aten.mean.dim(blocks, [len(lead) + 1, len(lead) + 3])
 
+
+def nearest_upsampled(x: torch.Tensor, output_size: Sequence[int] | None,
+                      scale_factors: Sequence[float] | None) -> Any:
+    """``aten.upsample_nearest2d.vec`` into whole multiples of the input's last two dims: each
+    element repeated ``f`` times along a new dim after its own, merged into it (a view: output
+    ``i`` reads input ``i floordiv f``, as eager's nearest does).  ``NotImplemented`` for a size
+    that is not a whole multiple."""
+    *lead, height, width = x.shape
+    size = list(output_size) if output_size else [int(n * f) for n, f in zip((height, width), scale_factors or ())]
+    if len(size) != 2 or size[0] % height or size[1] % width or (
+            scale_factors and any(f != n // m for f, n, m in zip(scale_factors, size, (height, width)))):
+        return NotImplemented
+    rows, cols = size[0] // height, size[1] // width
+    spread = aten.expand.default(aten.view.default(x, [*lead, height, 1, width, 1]), [*lead, height, rows, width, cols])
+    return aten.view.default(aten.clone.default(spread, memory_format=torch.contiguous_format), [*lead, *size])

@@ -2,7 +2,8 @@
 ones (ViT's patch embedding) compiled as shifted matmuls (``spyre_mlir.importer.convolution``)
 and compared with eager: one tap's matmul per kernel position over the zero-padded input read
 every ``stride``-th position, summed; grouped ones per group, depthwise ones as per-tap products,
-transposed ones as products placed every stride-th position; pooling and unfolding.  A grouped transposed
+transposed ones as products placed every stride-th position; pooling, nearest upsampling and
+unfolding.  A grouped transposed
 convolution is one located error naming the op."""
 
 from __future__ import annotations
@@ -166,6 +167,25 @@ def test_an_adaptive_average_pool_into_a_dividing_size_matches_eager(size):
     pool = torch.nn.AdaptiveAvgPool2d(size)
     got = spyre_mlir.compile(pool, (x,), cores=4).run(x)
     compare("pool", got.numpy(), pool(x).numpy(), tolerance_for("float16"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("upsample", [lambda x: torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest"),
+                                      lambda x: torch.nn.functional.interpolate(x, size=(12, 18), mode="nearest")],
+                         ids=["scale-2", "size-2x3"])
+def test_a_nearest_upsampling_by_whole_factors_matches_eager(upsample, dtype):
+    """Each element repeated along new dims merged into its own: a view, copied once."""
+    torch.manual_seed(0)
+    x = torch.randn(1, 8, 6, 6, dtype=dtype)
+    got = spyre_mlir.compile(lambda x: upsample(x) + 1.0, (x,), cores=4).run(x)
+    compare("upsampled", got.numpy(), (upsample(x) + 1.0).numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
+def test_a_nearest_upsampling_by_another_factor_is_one_located_error():
+    x = torch.randn(1, 8, 6, 6)
+    with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.upsample_nearest2d\.vec'") as info:
+        spyre_mlir.compile(lambda x: torch.nn.functional.interpolate(x, size=(9, 9), mode="nearest"), (x,), cores=4)
+    assert info.value.loc is not None
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
