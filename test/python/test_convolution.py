@@ -3,8 +3,7 @@ ones (ViT's patch embedding) compiled as shifted matmuls (``spyre_mlir.importer.
 and compared with eager: one tap's matmul per kernel position over the zero-padded input read
 every ``stride``-th position, summed; grouped ones per group, depthwise ones as per-tap products,
 transposed ones as products placed every stride-th position; pooling, nearest upsampling and
-unfolding.  A grouped transposed
-convolution is one located error naming the op."""
+unfolding.  A grouped transposed convolution is one located error naming the op."""
 
 from __future__ import annotations
 
