@@ -159,6 +159,11 @@ class NodeEmitter:
             return moved
         return self._add(PointwiseOp(op_func, operands, tensor_type(elem, shape), values))
 
+    def copy(self, v: Value) -> Value:
+        """A copy of ``v`` into a tensor of its own (an ``identity`` that writes every element of
+        its result, even where ``v`` repeats the elements of a view's source)."""
+        return self._add(PointwiseOp("identity", [v], tensor_type(elem_of(v), shape_of(v))))
+
     def narrow_fills(self, operands: Sequence[Value], shape: Sequence[int]) -> list[Value]:
         """``operands`` with each ``spyre.fill`` (a splat constant, such as a ``zeros_like`` folded
         at compile time) of more than one element made a fill of one element, where the other

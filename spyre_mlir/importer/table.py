@@ -487,7 +487,9 @@ def _getitem(cx: NodeEmitter, tup: Any, index: int) -> Any:
 def _assemble(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSAValue:
     """The pieces one after another along ``dim``: a ``tensor.empty`` of the result, and per
     non-empty piece a ``spyre.pointwise "identity"`` copy inserted at its offset (the copy
-    writes its window of the result in place).  One non-empty piece is the result itself."""
+    writes its window of the result in place, a repeating view's elements included: never
+    computed on the view's source, :meth:`NodeEmitter.copy`).  One non-empty piece is the result
+    itself."""
     elem = cx.out_elem(tensors[0] if tensors else None)
     pieces = [cx.cast(t, elem) for t in tensors if math.prod(shape_of(t))]
     if not pieces:
@@ -498,7 +500,7 @@ def _assemble(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSAValu
     full = cx.upstream(tensor.EmptyOp([], tensor_type(elem, shape)))
     offset = 0
     for piece in pieces:
-        copy = cx.pointwise("identity", [piece], elem=elem)
+        copy = cx.copy(piece)
         offsets = [offset if d == dim else 0 for d in range(len(shape))]
         full = cx.upstream(tensor.InsertSliceOp.from_static_parameters(copy, full, offsets, shape_of(piece)))
         offset += shape_of(piece)[dim]

@@ -156,6 +156,9 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "one_channel_padded_by_concatenation": lambda: (
         lambda x: torch.cat([torch.zeros(1, 1, 1, dtype=x.dtype), x[:, 0:1], torch.zeros(1, 1, 1, dtype=x.dtype)],
                             2) * 2.0, _inputs({"A": 1, "B": 2, "T": 33}, "ABT")),
+    "repeated_rows_concatenated": lambda: (
+        lambda x, y: torch.cat([torch.zeros(2, 64, dtype=x.dtype), x[:, None].expand(8, 2, 64).reshape(16, 64), y]) * 2.0,
+        _inputs({"R": 8, "C": 64, "S": 4}, "RC", "SC")),
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
@@ -376,3 +379,12 @@ def test_one_channel_padded_by_concatenation_is_copied_into_its_own_sticks(impor
     now refuses such a result (``check_result_keeps``) and spyre-stickify copies the one channel
     instead (``Copier.fix_operand``)."""
     _check("one_channel_padded_by_concatenation", imported, tmp_path, (1, 4))
+
+
+def test_a_repeating_view_concatenated_is_copied_whole(imported, tmp_path):
+    """``cat([0, x[:, None].expand(8, 2, 64).reshape(16, 64), y])`` (a convolution's zero padding
+    of a nearest-upsampled input): the copy of the repeated piece was computed on the view's
+    source and read through the view, so the piece inserted was a view ("a piece inserted into a
+    full buffer must be the result of a compute op").  A piece's copy now copies every element
+    (``NodeEmitter.copy``)."""
+    _check("repeated_rows_concatenated", imported, tmp_path, (1, 4))
