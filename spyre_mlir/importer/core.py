@@ -54,7 +54,7 @@ from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls, un
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.normalization import batch_norm_inference, group_norm
-from spyre_mlir.importer.pooling import block_means, max_pooled, nearest_upsampled
+from spyre_mlir.importer.pooling import average_pooled, block_means, max_pooled, nearest_upsampled
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 
@@ -513,6 +513,7 @@ def decomposition_table() -> dict[Any, Any]:
     table[torch.ops.aten.constant_pad_nd.default] = constant_padded
     table[torch.ops.aten.im2col.default] = unfolded
     table[torch.ops.aten.max_pool2d_with_indices.default] = max_pooled
+    table[torch.ops.aten.avg_pool2d.default] = average_pooled
     table[torch.ops.aten.adaptive_avg_pool2d.default] = block_means
     table[torch.ops.aten._adaptive_avg_pool2d.default] = block_means
     table[torch.ops.aten.upsample_nearest2d.vec] = nearest_upsampled

@@ -2,12 +2,14 @@
 # 2-d max pool (ResNet's stem) is, channels last, the maximum of the windows of the input
 # padded with -inf, and its indices the first window position holding it; an adaptive
 # average pool into a size that divides the input's (a pooler's 1 x 1), the mean of
-# each block; nearest upsampling by whole factors (decoder heads), each element repeated
-# along new dims merged into its own (a view).  Reads an aten.max_pool2d_with_indices,
-# aten.adaptive_avg_pool2d or aten.upsample_nearest2d call; writes ATen fills, cat,
-# permutes, slices, views, expands, means, maximums, minimums, comparisons and wheres.
-"""Max pooling (:func:`max_pooled`), adaptive average pooling (:func:`block_means`) and nearest
-upsampling (:func:`nearest_upsampled`)."""
+# each block; a 2-d average pool, the sum of the windows of the zero-padded input over
+# the count its divisor names; nearest upsampling by whole factors (decoder heads), each
+# element repeated along new dims merged into its own (a view).  Reads an
+# aten.max_pool2d_with_indices, aten.avg_pool2d, aten.adaptive_avg_pool2d or
+# aten.upsample_nearest2d call; writes ATen fills, cat, permutes, slices, views,
+# expands, sums, means, divisions, maximums, minimums, comparisons and wheres.
+"""Max pooling (:func:`max_pooled`), average pooling (:func:`average_pooled`), adaptive average
+pooling (:func:`block_means`) and nearest upsampling (:func:`nearest_upsampled`)."""
 
 from __future__ import annotations
 
@@ -52,6 +54,37 @@ def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (
         index = candidate if index is None else aten.minimum.default(index, candidate)
     assert index is not None
     return aten.permute.default(out, [0, 3, 1, 2]), aten.permute.default(index, [0, 3, 1, 2])
+
+
+def average_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (),
+                   padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True,
+                   divisor_override: int | None = None) -> Any:
+    """``aten.avg_pool2d`` of a ``[B, C, H, W]`` input, channels last: the sum of the windows of
+    the zero-padded input divided by the window's size, or, without ``count_include_pad``, by the
+    count of its positions inside the input (the same sum over ones: known when compiling), or
+    by ``divisor_override``.  ``NotImplemented`` with ``ceil_mode`` or another rank."""
+    if ceil_mode or x.dim() != 4:
+        return NotImplemented
+    kernel, stride, padding = ([*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, stride, padding))
+    steps = [(n + 2 * p - k) // s + 1 for n, p, k, s in zip(x.shape[2:], padding, kernel, stride)]
+
+    def window_sums(source: torch.Tensor) -> torch.Tensor:
+        last = aten.permute.default(source, [0, 2, 3, 1])
+        for dim in (1, 0):
+            last = padded(last, dim + 1, padding[dim], stride[dim])
+        taps = [window for _, window in windows(last, kernel, stride, (1, 1), steps)]
+        total = taps[0]
+        for window in taps[1:]:
+            total = total + window
+        return total
+
+    if divisor_override:
+        divisor: Any = divisor_override
+    elif count_include_pad or not any(padding):
+        divisor = kernel[0] * kernel[1]
+    else:
+        divisor = window_sums(aten.ones.default([1, 1, *x.shape[2:]], dtype=x.dtype, device=x.device))
+    return aten.permute.default(window_sums(x) / divisor, [0, 3, 1, 2])
 
 
 def block_means(x: torch.Tensor, size: Sequence[int]) -> Any:

@@ -159,6 +159,18 @@ def test_a_max_pool_and_its_indices_match_eager(kernel, stride, padding, size, d
     assert torch.equal(indices.long(), want_indices)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("pool", [lambda: torch.nn.AvgPool2d(2), lambda: torch.nn.AvgPool2d(3, 2, 1),
+                                  lambda: torch.nn.AvgPool2d(3, 2, 1, count_include_pad=False),
+                                  lambda: torch.nn.AvgPool2d(3, 1, 1, divisor_override=4)],
+                         ids=["2x2", "3x3-padded", "3x3-padding-not-counted", "divisor-override"])
+def test_an_average_pool_matches_eager(pool, dtype):
+    """The sum of the windows of the zero-padded input over the window's size, the count of its
+    positions inside the input, or the divisor given."""
+    torch.manual_seed(0)
+    _matches_eager(pool(), torch.randn(1, 8, 9, 9, dtype=dtype))
+
+
 @pytest.mark.parametrize("size", [(1, 1), (2, 1)])
 def test_an_adaptive_average_pool_into_a_dividing_size_matches_eager(size):
     torch.manual_seed(0)
