@@ -54,7 +54,13 @@ from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls, un
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.normalization import batch_norm_inference, group_norm
-from spyre_mlir.importer.pooling import average_pooled, block_means, max_pooled, nearest_upsampled
+from spyre_mlir.importer.pooling import (
+    average_pooled,
+    bilinear_upsampled,
+    block_means,
+    max_pooled,
+    nearest_upsampled,
+)
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 
@@ -499,7 +505,7 @@ normalisation)."""
 def decomposition_table() -> dict[Any, Any]:
     """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`, with convolutions
     as matmuls, constant padding and unfolding as concatenations
-    (:mod:`~spyre_mlir.importer.convolution`), pooling and nearest upsampling
+    (:mod:`~spyre_mlir.importer.convolution`), pooling and upsampling
     (:mod:`~spyre_mlir.importer.pooling`), batch
     and group norms (:mod:`~spyre_mlir.importer.normalization`), torch's own decompositions of
     :data:`TORCH_DECOMPOSED`, and selections by value as reductions
@@ -517,6 +523,7 @@ def decomposition_table() -> dict[Any, Any]:
     table[torch.ops.aten.adaptive_avg_pool2d.default] = block_means
     table[torch.ops.aten._adaptive_avg_pool2d.default] = block_means
     table[torch.ops.aten.upsample_nearest2d.vec] = nearest_upsampled
+    table[torch.ops.aten.upsample_bilinear2d.vec] = bilinear_upsampled
     table[torch.ops.aten._native_batch_norm_legit_no_training.default] = batch_norm_inference
     table[torch.ops.aten.native_group_norm.default] = group_norm
     table.update(torch._decomp.get_decompositions(TORCH_DECOMPOSED))

@@ -4,12 +4,16 @@
 # average pool into a size that divides the input's (a pooler's 1 x 1), the mean of
 # each block; a 2-d average pool, the sum of the windows of the zero-padded input over
 # the count its divisor names; nearest upsampling by whole factors (decoder heads), each
-# element repeated along new dims merged into its own (a view).  Reads an
-# aten.max_pool2d_with_indices, aten.avg_pool2d, aten.adaptive_avg_pool2d or
-# aten.upsample_nearest2d call; writes ATen fills, cat, permutes, slices, views,
-# expands, sums, means, divisions, maximums, minimums, comparisons and wheres.
+# element repeated along new dims merged into its own (a view); bilinear upsampling into
+# the same size (BEiT's relative position table) or by whole factors, per phase of the
+# factor two weighted neighbours, the phases interleaved.  Reads an
+# aten.max_pool2d_with_indices, aten.avg_pool2d, aten.adaptive_avg_pool2d,
+# aten.upsample_nearest2d or aten.upsample_bilinear2d call; writes ATen fills, cat,
+# permutes, slices, views, expands, sums, means, divisions, maximums, minimums,
+# comparisons and wheres.
 """Max pooling (:func:`max_pooled`), average pooling (:func:`average_pooled`), adaptive average
-pooling (:func:`block_means`) and nearest upsampling (:func:`nearest_upsampled`)."""
+pooling (:func:`block_means`), nearest upsampling (:func:`nearest_upsampled`) and bilinear
+upsampling (:func:`bilinear_upsampled`)."""
 
 from __future__ import annotations
 
@@ -113,3 +117,40 @@ def nearest_upsampled(x: torch.Tensor, output_size: Sequence[int] | None,
     rows, cols = size[0] // height, size[1] // width
     spread = aten.expand.default(aten.view.default(x, [*lead, height, 1, width, 1]), [*lead, height, rows, width, cols])
     return aten.view.default(aten.clone.default(spread, memory_format=torch.contiguous_format), [*lead, *size])
+
+
+def bilinear_upsampled(x: torch.Tensor, output_size: Sequence[int] | None, align_corners: bool,
+                       scale_factors: Sequence[float] | None) -> Any:
+    """``aten.upsample_bilinear2d.vec`` of a ``[B, C, H, W]`` input into its own size (a copy)
+    or, without ``align_corners``, into whole multiples of it.  Channels last, along each
+    position dim in turn: output ``f * q + r`` reads ``x[q]`` and its neighbour towards the
+    phase's offset ``(r + 0.5) / f - 0.5`` with weights that depend on ``r`` only, the input's
+    edges repeated (eager clamps there); the ``f`` phases are stacked after the dim and merged
+    into it, off the channels' stick.  ``NotImplemented`` for another size."""
+    *lead, height, width = x.shape
+    size = list(output_size) if output_size else [int(n * f) for n, f in zip((height, width), scale_factors or ())]
+    if len(size) != 2 or (size != [height, width] and (align_corners or size[0] % height or size[1] % width)):
+        return NotImplemented
+    if size == [height, width]:
+        return aten.clone.default(x)
+    last = aten.permute.default(x, [0, 2, 3, 1])
+    for dim, factor in ((1, size[0] // height), (2, size[1] // width)):
+        last = _interpolated(last, dim, factor)
+    return aten.permute.default(last, [0, 3, 1, 2])
+
+
+def _interpolated(x: torch.Tensor, dim: int, factor: int) -> torch.Tensor:
+    """``x`` linearly interpolated along ``dim`` to ``factor`` times its extent, as
+    :func:`bilinear_upsampled` describes, in its own dtype."""
+    n = x.shape[dim]
+    edges = aten.cat.default([aten.slice.Tensor(x, dim, 0, 1), x, aten.slice.Tensor(x, dim, n - 1, n)], dim)
+    phases = []
+    for r in range(factor):
+        offset = (r + 0.5) / factor - 0.5
+        start, weight = (1, offset) if offset >= 0 else (0, 1 + offset)
+        low = aten.slice.Tensor(edges, dim, start, start + n)
+        high = aten.slice.Tensor(edges, dim, start + 1, start + 1 + n)
+        phases.append(aten.unsqueeze.default(low * (1 - weight) + high * weight, dim + 1))
+    shape = list(x.shape)
+    shape[dim] *= factor
+    return aten.view.default(aten.cat.default(phases, dim + 1), shape)

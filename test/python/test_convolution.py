@@ -192,6 +192,22 @@ def test_a_nearest_upsampling_by_whole_factors_matches_eager(upsample, dtype):
     compare("upsampled", got.numpy(), (upsample(x) + 1.0).numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("size", [(6, 6), (12, 12), (18, 12)], ids=["same-size", "scale-2", "scale-3x2"])
+def test_a_bilinear_upsampling_matches_eager(size, dtype):
+    """Into the input's own size (BEiT resizes its relative position table so: a copy) or whole
+    multiples of it: per phase of the factor two weighted neighbours, the edges repeated, the
+    phases interleaved."""
+    torch.manual_seed(0)
+    x = torch.randn(1, 8, 6, 6, dtype=dtype)
+
+    def upsampled(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.interpolate(x, size=size, mode="bilinear") + 1.0
+
+    got = spyre_mlir.compile(upsampled, (x,), cores=4).run(x)
+    compare("bilinear", got.numpy(), upsampled(x).numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
 def test_a_nearest_upsampling_by_another_factor_is_one_located_error():
     x = torch.randn(1, 8, 6, 6)
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.upsample_nearest2d\.vec'") as info:
