@@ -128,6 +128,20 @@ def _split_multiples(lin: Linear, c: int) -> tuple[Linear, Linear]:
     return Linear.of(q, q_const), Linear.of(r, r_const)
 
 
+def _nested_term(r: Linear, c: int, space: Sequence[int]) -> tuple[Atom, int, Linear] | None:
+    """A term ``k * a`` of ``r`` with ``k`` a proper divisor of ``c`` whose rest ``r - k * a`` stays
+    in ``[0, k)`` over ``space``: ``(a, k, rest)``.  Then ``r = c * (a floordiv (c / k)) + (k * (a
+    mod (c / k)) + rest)``, the second part in ``[0, c)``: rows of 9 read as blocks of 36
+    (``(9 * d0 + d1) floordiv 36`` is ``d0 floordiv 4``)."""
+    for a, k in r.terms:
+        if 1 < k < c and c % k == 0:
+            rest = r + Linear.term(a, -k)
+            lo, hi = value_range(rest, space)
+            if 0 <= lo and hi < k:
+                return a, k, rest
+    return None
+
+
 def floordiv(lin: Linear, c: int, space: Sequence[int]) -> Linear:
     """``lin floordiv c`` in normal form."""
     if c == 1:
@@ -136,6 +150,10 @@ def floordiv(lin: Linear, c: int, space: Sequence[int]) -> Linear:
     lo, hi = value_range(r, space)
     if lo // c == hi // c:
         return q + constant(lo // c)
+    nested = _nested_term(r, c, space)
+    if nested is not None:
+        a, k, _ = nested
+        return q + floordiv(Linear.term(a), c // k, space)
     return q + Linear(((Div(r, c), 1),))
 
 
@@ -147,6 +165,10 @@ def mod(lin: Linear, c: int, space: Sequence[int]) -> Linear:
     lo, hi = value_range(r, space)
     if lo // c == hi // c:
         return r + constant(-c * (lo // c))
+    nested = _nested_term(r, c, space)
+    if nested is not None:
+        a, k, rest = nested
+        return mod(Linear.term(a), c // k, space).scaled(k) + rest
     return Linear(((Mod(r, c), 1),))
 
 

@@ -53,6 +53,21 @@ def test_a_dim_split_and_merged_back_is_the_dim():
     assert _norm(lambda p: ((p // 4) * 3 + p % 4,), [16]) == ["(((d0 floordiv 4) * 3) + (d0 mod 4))"]
 
 
+def test_rows_of_a_nest_read_in_blocks_of_whole_rows_divide_the_outer_dim():
+    """Regression: ConvBERT's dynamic-convolution kernels, rows of 9 (``9 * d0 + d1``) read in
+    blocks of 36, are ``d0 floordiv 4`` and ``9 * (d0 mod 4) + d1``: the outer dim splits, where the
+    division of the whole row kept the copy from lowering.  The rest must stay inside one row."""
+    assert _norm(lambda d0, d1: ((d0 * 9 + d1) // 36, (d0 * 9 + d1) % 36), [512, 9]) == \
+        ["(d0 floordiv 4)", "(((d0 mod 4) * 9) + d1)"]
+    assert _norm(lambda d0, d1: ((d0 * 9 + d1) // 36,), [512, 10]) == ["(((d0 * 9) + d1) floordiv 36)"]
+    for k, c, rows, rest in ((3, 12, 7, 3), (4, 8, 5, 4), (6, 18, 4, 6)):
+        m = AffineMap.from_callable(lambda d0, d1: ((d0 * k + d1) // c, (d0 * k + d1) % c))
+        folded = AffineMap(2, 0, tuple(to_expr(x) for x in map_coords(m, [rows, rest])))
+        for a in range(rows):
+            for b in range(rest):
+                assert folded.eval([a, b], []) == m.eval([a, b], [])
+
+
 def test_co_simplify_splits_remainder_first():
     space = [500, 200]
     x = map_coords(AffineMap.from_callable(lambda p, s: (p // 10, p % 10, s)), space)
