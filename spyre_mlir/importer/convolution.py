@@ -125,14 +125,11 @@ def _shifted_matmuls_2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tenso
     for dim, pad, step in ((2, pw, sw), (1, ph, sh)):
         last = padded(last, dim, pad, step)
     out = None
-    for i in range(kh):
-        for j in range(kw):
-            window = aten.slice.Tensor(last, 1, i * dh, i * dh + sh * (rows - 1) + 1, sh)
-            window = aten.slice.Tensor(window, 2, j * dw, j * dw + sw * (cols - 1) + 1, sw)
-            window = aten.view.default(aten.clone.default(window, memory_format=torch.contiguous_format),
-                                       [batch, rows * cols, channels])
-            tap = aten.matmul.default(window, aten.permute.default(weight[:, :, i, j], [1, 0]))
-            out = tap if out is None else out + tap
+    for (i, j), window in windows(last, (kh, kw), stride, dilation, (rows, cols)):
+        window = aten.view.default(aten.clone.default(window, memory_format=torch.contiguous_format),
+                                   [batch, rows * cols, channels])
+        tap = aten.matmul.default(window, aten.permute.default(weight[:, :, i, j], [1, 0]))
+        out = tap if out is None else out + tap
     assert out is not None
     if bias is not None:
         out = out + bias
@@ -185,17 +182,15 @@ def _placed_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
             placed = filled(placed, dim + 1, t * d // s, q - n - t * d // s, 0.0)
         phase = tuple(t * d % s for t, d, s in zip(tap, dilation, stride))
         phases[phase] = placed if phase not in phases else phases[phase] + placed
-    batch, out_channels = x.shape[0], weight.shape[1]
-    stacked = {phase: phases.get(phase) for phase in itertools.product(*map(range, stride))}
+    empty = [x.shape[0], *blocks, weight.shape[1]]
+    stacked = {phase: phases[phase] if phase in phases else aten.zeros.default(empty, dtype=x.dtype, device=x.device)
+               for phase in itertools.product(*map(range, stride))}
     for dim in reversed(range(rank)):
         merged = {}
         for prefix in itertools.product(*map(range, stride[:dim])):
             parts = [stacked[(*prefix, r)] for r in range(stride[dim])]
-            shape = [batch, *blocks[:dim], blocks[dim] * stride[dim], *[b * s for b, s in zip(blocks[dim + 1:],
-                                                                                          stride[dim + 1:])],
-                     out_channels]
-            parts = [aten.zeros.default([*shape[:dim + 1], blocks[dim], *shape[dim + 2:]], dtype=x.dtype,
-                                        device=x.device) if part is None else part for part in parts]
+            shape = list(parts[0].shape)
+            shape[dim + 1] *= stride[dim]
             together = aten.cat.default([aten.unsqueeze.default(part, dim + 2) for part in parts], dim + 2)
             merged[prefix] = aten.view.default(together, shape)
         stacked = merged

@@ -27,6 +27,12 @@ from spyre_mlir.importer.convolution import padded, windows
 aten = torch.ops.aten
 
 
+def _pairs(kernel: Sequence[int], *values: Sequence[int]) -> list[list[int]]:
+    """A 2-d pool's ``kernel`` and ``values`` as two ints each: one int stands for both dims, and an
+    empty stride is the kernel (ATen's defaults)."""
+    return [[*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, *values)]
+
+
 def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
                dilation: Sequence[int] = (1,), ceil_mode: bool = False) -> Any:
     """``aten.max_pool2d_with_indices`` of a ``[B, C, H, W]`` input, channels last: the maximum
@@ -36,8 +42,7 @@ def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (
     positions (exact below 2**24).  ``NotImplemented`` with ``ceil_mode`` or another rank."""
     if ceil_mode or x.dim() != 4:
         return NotImplemented
-    kernel, stride, padding, dilation = ([*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, stride, padding,
-                                                                                         dilation))
+    kernel, stride, padding, dilation = _pairs(kernel, stride, padding, dilation)
     height, width = x.shape[2:]
     steps = [(n + 2 * p - d * (k - 1) - 1) // s + 1 for n, p, d, k, s in zip((height, width), padding, dilation,
                                                                              kernel, stride)]
@@ -69,7 +74,7 @@ def average_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int]
     by ``divisor_override``.  ``NotImplemented`` with ``ceil_mode`` or another rank."""
     if ceil_mode or x.dim() != 4:
         return NotImplemented
-    kernel, stride, padding = ([*v] * (2 // len(v)) if v else [*kernel] for v in (kernel, stride, padding))
+    kernel, stride, padding = _pairs(kernel, stride, padding)
     steps = [(n + 2 * p - k) // s + 1 for n, p, k, s in zip(x.shape[2:], padding, kernel, stride)]
 
     def window_sums(source: torch.Tensor) -> torch.Tensor:
