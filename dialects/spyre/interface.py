@@ -30,7 +30,8 @@ class IndirectAccess:
 
     The table's coordinate along ``table_dim`` is the value of the index at the
     iteration point, not an affine function of it: the table's indexing map holds
-    the constant 0 there.  The table is shared by all cores at one base.  A store's
+    the constant 0 there (with a ``step``, the row inside the block the index's
+    value addresses: ``step * index + map``).  The table is shared by all cores at one base.  A store's
     table is its destination operand, whose storage the result takes: the result's
     map is the table's.
     """
@@ -48,6 +49,9 @@ class IndirectAccess:
     stores: bool = False
     """True when the op writes the table's rows (the result, in the table's storage) instead of
     reading them."""
+    step: int = 1
+    """Rows per block the index addresses: the table's map holds the row inside the block (an
+    iteration dim of ``step``) in ``table_dim`` instead of 0."""
 
 
 class ComputeOp(IRDLOperation):

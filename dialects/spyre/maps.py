@@ -43,22 +43,32 @@ def pointwise_maps(operand_shapes: tuple[tuple[int, ...], ...],
 
 
 @functools.lru_cache(maxsize=4096)
-def gather_maps(index_rank: int, table_rank: int, dim: int) -> tuple[AffineMap, ...]:
+def gather_maps(index_rank: int, table_rank: int, dim: int, step: int = 1) -> tuple[AffineMap, ...]:
     """An indirect identity's maps: the index's (its dims in the result), the table's (0 in the
-    gathered dim), then the result's identity (built once, shared)."""
-    rank = table_rank - 1 + index_rank
+    gathered dim), then the result's identity (built once, shared).  With a ``step`` above 1 the
+    index addresses blocks of ``step`` rows: the result has a dim of ``step`` after the index's,
+    which the table's map holds in the gathered dim (the row inside the block)."""
+    stepped = int(step > 1)
+    rank = table_rank - 1 + index_rank + stepped
     index = tuple(AffineExpr.dimension(dim + i) for i in range(index_rank))
-    table = tuple(AffineExpr.dimension(j) if j < dim else AffineExpr.constant(0) if j == dim
-                  else AffineExpr.dimension(j + index_rank - 1) for j in range(table_rank))
+    inside = AffineExpr.dimension(dim + index_rank) if stepped else AffineExpr.constant(0)
+    table = tuple(AffineExpr.dimension(j) if j < dim else inside if j == dim
+                  else AffineExpr.dimension(j + index_rank - 1 + stepped) for j in range(table_rank))
     return AffineMap(rank, 0, index), AffineMap(rank, 0, table), AffineMap.identity(rank)
 
 
-def scatter_maps(rank: int, dim: int) -> tuple[AffineMap, ...]:
+def scatter_maps(rank: int, dim: int, step: int = 1) -> tuple[AffineMap, ...]:
     """A row store's maps over the rows' dims: the index's (the stored dim), the rows' identity,
-    then the destination's and the result's (0 in the stored dim: addressed through the index)."""
-    table = AffineMap(rank, 0, tuple(AffineExpr.constant(0) if j == dim else AffineExpr.dimension(j)
-                                     for j in range(rank)))
-    return AffineMap(rank, 0, (AffineExpr.dimension(dim),)), AffineMap.identity(rank), table, table
+    then the destination's and the result's (0 in the stored dim: addressed through the index).
+    With a ``step`` above 1 each entry stores a block of ``step`` rows: the rows have a dim of
+    ``step`` after the entries', which the destination's map holds in the stored dim."""
+    stepped = int(step > 1)
+    inside = AffineExpr.dimension(dim + 1) if stepped else AffineExpr.constant(0)
+    table = AffineMap(rank + stepped, 0, tuple(
+        AffineExpr.dimension(j) if j < dim else inside if j == dim else AffineExpr.dimension(j + stepped)
+        for j in range(rank)))
+    return (AffineMap(rank + stepped, 0, (AffineExpr.dimension(dim),)), AffineMap.identity(rank + stepped),
+            table, table)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -105,6 +105,9 @@ class PointwiseOp(ComputeOp):
     scatter_dim = opt_prop_def(IntegerAttr)
     """With ``identity``: operand #1 (rows) is written along this dim at the values of operand #0
     (an i32 index) into operand #2, whose storage the result takes, see :meth:`scatter`."""
+    index_step = opt_prop_def(IntegerAttr)
+    """With ``indirect_dim`` or ``scatter_dim``: the index addresses blocks of this many rows,
+    read or written whole (the rows inside a block are an iteration dim, see :meth:`gather`)."""
     traits = traits_def(Pure())
 
     assembly_format = ("$op_func_name ` ` `(` $inputs `)` (`consts` $consts^)? attr-dict "
@@ -119,7 +122,7 @@ class PointwiseOp(ComputeOp):
 
     @classmethod
     def gather(cls, index: SSAValue, table: SSAValue, dim: int, result_type: Attribute,
-               along: bool = False) -> PointwiseOp:
+               along: bool = False, step: int = 1) -> PointwiseOp:
         """``identity`` reading ``table`` along ``dim`` at the values of the i32 ``index``: the
         result is ``table.shape[:dim] + index.shape + table.shape[dim + 1:]`` (``np.take``)::
 
@@ -129,9 +132,16 @@ class PointwiseOp(ComputeOp):
         With ``along`` the index has the table's rank and the result its shape, the table's other
         dims read at the index's coordinates (``np.take_along_axis``, ``torch.gather``): explicit
         maps, the table's holding 0 in ``dim``.
+
+        With a ``step`` above 1 (``index_step``) the index holds block numbers: entry ``e`` reads
+        the ``step`` rows from ``step * index[e]``, a dim of the result after the index's
+        (``[4, 8, 128, 64]`` read at one block of 64 rows along dim 2 is ``[4, 8, 1, 64, 64]``): a
+        block of a KV cache sticked on its positions, read as whole sticks.
         """
         op = cls("identity", [index, table], result_type)
         op.properties["indirect_dim"] = IntegerAttr(dim, i64)
+        if step > 1:
+            op.properties["index_step"] = IntegerAttr(step, i64)
         if along:
             shape = tensor_shape(index)
             rank = len(shape)
@@ -141,7 +151,7 @@ class PointwiseOp(ComputeOp):
         return op
 
     @classmethod
-    def scatter(cls, index: SSAValue, rows: SSAValue, dest: SSAValue, dim: int) -> PointwiseOp:
+    def scatter(cls, index: SSAValue, rows: SSAValue, dest: SSAValue, dim: int, step: int = 1) -> PointwiseOp:
         """``identity`` writing ``rows`` into ``dest`` along ``dim`` at the values of the 1-D i32
         ``index`` (``index_copy``, a KV-cache row store): the result is ``dest`` with those rows
         replaced, in ``dest``'s storage (written in place, so nothing reads ``dest`` after it)::
@@ -149,11 +159,19 @@ class PointwiseOp(ComputeOp):
             %k = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 2 : i64}
                  : (tensor<1xi32>, tensor<1x2x1x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
 
-        The iteration space is the rows' shape.
+        The iteration space is the rows' shape.  With a ``step`` above 1 (``index_step``) the index
+        holds block numbers and the rows have a dim of ``step`` after the entries': entry ``e``
+        writes its ``step`` rows from ``step * index[e]``.
         """
         op = cls("identity", [index, rows, dest], dest.type)
         op.properties["scatter_dim"] = IntegerAttr(dim, i64)
+        if step > 1:
+            op.properties["index_step"] = IntegerAttr(step, i64)
         return op
+
+    def get_index_step(self) -> int:
+        """Rows per block the index addresses (``index_step``; 1 without it)."""
+        return 1 if self.index_step is None else self.index_step.value.data
 
     def op_func(self) -> OpFunc:
         return _op_func_of_kind(self.op_func_name.data, (OpKind.POINTWISE,))
@@ -178,7 +196,8 @@ class PointwiseOp(ComputeOp):
         assert dim is not None
         return IndirectAccess(0, 2 if stores else 1, dim.value.data,
                               tuple(sorted(set().union(*map(_used_dims, index_map.results)))),
-                              tuple(sorted(set().union(*map(_used_dims, table_map.results)))), stores)
+                              tuple(sorted(set().union(*map(_used_dims, table_map.results)))), stores,
+                              self.get_index_step())
 
     def reduction_dims(self) -> tuple[int, ...]:
         """None: an elementwise op reduces nothing (a row store's result map holds 0 in the stored
@@ -203,16 +222,20 @@ class PointwiseOp(ComputeOp):
 
     def default_indexing_maps(self) -> tuple[AffineMap, ...]:
         if self.scatter_dim is not None:
-            return scatter_maps(len(tensor_shape(self.result)), self.scatter_dim.value.data)
+            return scatter_maps(len(tensor_shape(self.result)), self.scatter_dim.value.data, self.get_index_step())
         if self.indirect_dim is not None:
             return gather_maps(len(tensor_shape(self.inputs[0])), len(tensor_shape(self.inputs[1])),
-                               self.indirect_dim.value.data)
+                               self.indirect_dim.value.data, self.get_index_step())
         return pointwise_maps(tuple(tensor_shape(v) for v in self.inputs), tensor_shape(self.result))
 
     def verify_types(self) -> None:
         if self.indirect_dim is not None and self.scatter_dim is not None:
             raise VerifyException("an identity either reads through an index (indirect_dim) or writes through "
                                   "one (scatter_dim), not both")
+        if self.index_step is not None and (self.indirect_dim is None and self.scatter_dim is None
+                                            or self.get_index_step() < 2):
+            raise VerifyException(f"index_step must exceed 1 and goes with indirect_dim or scatter_dim, got "
+                                  f"{self.get_index_step()}")
         if self.indirect_dim is not None:
             self._verify_gather()
             return
@@ -263,12 +286,22 @@ class PointwiseOp(ComputeOp):
         dim, table_shape = self.indirect_dim.value.data, tensor_shape(table)
         if not 0 <= dim < len(table_shape):
             raise VerifyException(f"indirect_dim {dim} is outside the table rank {len(table_shape)}")
+        step = self._verify_step(table_shape[dim], "table", dim)
         if self._addressed_by_index(1, len(table_shape), dim, "table", "gathered"):
             return
-        expected = [*table_shape[:dim], *tensor_shape(index), *table_shape[dim + 1:]]
+        block = [step] if step > 1 else []
+        expected = [*table_shape[:dim], *tensor_shape(index), *block, *table_shape[dim + 1:]]
         if list(tensor_shape(self.result)) != expected:
             raise VerifyException(f"result shape {list(tensor_shape(self.result))} must be {expected}: the table's "
-                                  f"dims with dim {dim} replaced by the index's")
+                                  f"dims with dim {dim} replaced by the index's"
+                                  + (f" and a block of {step} rows" if block else ""))
+
+    def _verify_step(self, extent: int, what: str, dim: int) -> int:
+        """The index step, checked to divide the ``extent`` of the addressed dim ``dim``."""
+        step = self.get_index_step()
+        if extent % step:
+            raise VerifyException(f"index_step {step} does not divide the {extent} rows of the {what}'s dim {dim}")
+        return step
 
     def _addressed_by_index(self, operand: int, rank: int, dim: int, what: str, how: str) -> bool:
         """With explicit maps, check that operand ``operand`` (of ``rank`` dims, the one the index
@@ -279,9 +312,13 @@ class PointwiseOp(ComputeOp):
             return False
         maps = self.get_indexing_maps()
         if len(maps) == len(self.inputs) + 1 and len(maps[operand].results) == rank:
-            addressed = maps[operand].results[dim]
-            if addressed != AffineExpr.constant(0):
+            addressed, step = maps[operand].results[dim], self.get_index_step()
+            if step == 1 and addressed != AffineExpr.constant(0):
                 raise VerifyException(f"the {what} map must hold 0 in the {how} dim {dim}, got {addressed}")
+            space = [(0, n - 1) for n in self.get_iteration_space()]
+            if step > 1 and not 0 <= expr_range(addressed, space)[0] <= expr_range(addressed, space)[1] < step:
+                raise VerifyException(f"the {what} map must hold a row inside the block of {step} in the {how} "
+                                      f"dim {dim}, got {addressed}")
         return True
 
     def _verify_scatter(self) -> None:
@@ -303,12 +340,14 @@ class PointwiseOp(ComputeOp):
         dim, dest_shape, rows_shape = self.scatter_dim.value.data, tensor_shape(dest), tensor_shape(rows)
         if not 0 <= dim < len(dest_shape):
             raise VerifyException(f"scatter_dim {dim} is outside the destination rank {len(dest_shape)}")
+        step = self._verify_step(dest_shape[dim], "destination", dim)
         if self._addressed_by_index(2, len(dest_shape), dim, "destination", "scattered"):
             return
-        expected = [*dest_shape[:dim], tensor_shape(index)[0], *dest_shape[dim + 1:]]
+        block = [step] if step > 1 else []
+        expected = [*dest_shape[:dim], tensor_shape(index)[0], *block, *dest_shape[dim + 1:]]
         if list(rows_shape) != expected:
             raise VerifyException(f"rows shape {list(rows_shape)} must be {expected}: the destination's dims with "
-                                  f"dim {dim} the index's entries")
+                                  f"dim {dim} the index's entries" + (f" and a block of {step} rows" if block else ""))
 
 
 @irdl_op_definition

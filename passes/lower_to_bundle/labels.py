@@ -31,6 +31,9 @@ innermost first) through the tensor's indexing map:
   index's value, the constant 0 in its map): the label of the entry dim that
   drives the index's stick, ``scale_`` -1 (one row per iteration point), with a
   back gap of the other rows, so that the table's extent there is its row count;
+  an index that addresses blocks of rows (``index_step``) labels the blocks so,
+  as the outermost term of that dim, outside the row inside the block (on the
+  stick dim, the stick label: a block is whole sticks);
 * a constant of more than one element inside a device dim the tensor steps along (a
   column of a tensor sticked on its rows, read between two sticks of rows): an iteration
   dim of one element spanning the whole dim (``enclosed_constants``), so that the strides
@@ -204,6 +207,10 @@ class OpLabels:
         ordered = sorted(found.terms, key=lambda dc: dc[1])
         if h in self.strided[t]:
             ordered.insert(0, (self.gaps[self.strided[t].index(h)], 1))
+        gathered = self.stepped_dim(t) == h
+        if gathered:  # the blocks the index addresses nest outside the row inside the block
+            assert self.indirect is not None
+            ordered.append((self.entry_dim(), self.indirect.step))
         terms, stride = [], 1
         for i, (dim, coefficient) in enumerate(ordered):
             # A window of a wider storage (a tile's strided bounding slice) steps by more than the
@@ -226,9 +233,16 @@ class OpLabels:
             if not inner and extent % coefficient:
                 raise self.error(f"host dim {h} of {self.what(t)} has {extent} elements, not a multiple of "
                                  f"the stride {coefficient} of d{dim} in {m.results[h]}")
-            terms.append(Term(dim, "dim", step if inner else extent // coefficient))
+            how = "gathered" if gathered and not inner else "dim"
+            terms.append(Term(dim, how, step if inner else extent // coefficient))
             stride *= step
         return terms
+
+    def stepped_dim(self, t: int) -> int | None:
+        """The host dim of tensor ``t`` the index addresses in blocks (``index_step``), if any."""
+        if self.indirect is None or self.indirect.step == 1 or t not in self.tables():
+            return None
+        return self.indirect.table_dim
 
     def kept_dims(self) -> dict[int, int]:
         """A reduction's result host dims of extent 1 -> the reduced iteration dim each keeps.

@@ -347,7 +347,7 @@ def streaming_bound_ns(body: func.FuncOp, facts: CostFacts = SPYRE_FACTS) -> flo
 def _read_bytes(arg: SSAValue) -> int:
     """The bytes of argument ``arg`` a program must read: its elements, padding aside; of a table
     only read through indices (an embedding, the experts of a mixture-of-experts decode step),
-    at most the rows its index entries address."""
+    at most the rows its index entries address (a block of ``step`` rows each)."""
     layout = tensor_layout(arg.type)
     rows = 0
     for use in arg.uses:
@@ -355,7 +355,7 @@ def _read_bytes(arg: SSAValue) -> int:
         indirect = op.indirect_access() if isinstance(op, ComputeOp) else None
         if indirect is None or indirect.stores or use.index != indirect.table:
             return layout.host_nbytes
-        rows += math.prod(tensor_layout(op.operands[indirect.index].type).host_shape)
+        rows += math.prod(tensor_layout(op.operands[indirect.index].type).host_shape) * indirect.step
         extent = layout.host_shape[indirect.table_dim]
     return min(layout.host_nbytes, rows * layout.host_nbytes // extent) if rows else layout.host_nbytes
 

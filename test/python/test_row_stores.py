@@ -9,6 +9,7 @@ row, is an error, never a wrong number.
 from __future__ import annotations
 
 import copy
+import io
 import sys
 from pathlib import Path
 
@@ -125,3 +126,58 @@ def test_entries_padded_to_a_whole_stick_of_indices_write_nothing(cores, tmp_pat
     np.testing.assert_array_equal(program.state()["b_keys"], eager.keys.numpy())
     texts = [path.read_text() for path in sorted((tmp_path / "out").glob("sdsc_*.json"))]
     assert any('"coordinateMasking_": {\n' in text and '"indirectAccessIndexLabeledDs_"' in text for text in texts)
+
+
+_BLOCKS = """
+func.func @main(%cache: tensor<1x2x256x16xf16{layout}> {{spyre.role = "buffer", spyre.name = "keys"}},
+                %blk: tensor<1xi32> {{spyre.role = "input", spyre.name = "blk"}},
+                %rows: tensor<1x2x1x64x16xf16> {{spyre.role = "input", spyre.name = "rows"}})
+    -> (tensor<1x2x1x64x16xf16>, tensor<1x2x256x16xf16{layout}> {{spyre.updates = "keys"}}) {{
+  %block = spyre.pointwise "identity" (%blk, %cache) {{indirect_dim = 2 : i64, index_step = 64 : i64}} : (tensor<1xi32>, tensor<1x2x256x16xf16{layout}>) -> tensor<1x2x1x64x16xf16>
+  %new = spyre.pointwise "identity" (%blk, %rows, %cache) {{scatter_dim = 2 : i64, index_step = 64 : i64}} : (tensor<1xi32>, tensor<1x2x1x64x16xf16>, tensor<1x2x256x16xf16{layout}>) -> tensor<1x2x256x16xf16{layout}>
+  func.return %block, %new : tensor<1x2x1x64x16xf16>, tensor<1x2x256x16xf16{layout}>
+}}
+"""
+_ON_POSITIONS = ', #spyre.layout<device_size = [2, 16, 4, 1, 64], dim_order = [0, 1, 3, 2], format = "SEN169_FP16">'
+
+
+def _compiled_blocks(layout: str, cores: int, out: Path):
+    from spyre_mlir.mlir_text import make_context, parse_module
+    from spyre_mlir.pipeline import CompileOptions, compile_module
+
+    module = parse_module(make_context(), _BLOCKS.format(layout=layout).encode(), "blocks.mlir")
+    compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO())
+    return load_output_dir(out)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+@pytest.mark.parametrize("layout", ["", _ON_POSITIONS], ids=["sticked-on-heads", "sticked-on-positions"])
+def test_blocks_of_rows_are_read_and_written_whole_at_the_block_the_index_holds(layout, cores, tmp_path):
+    """``index_step`` 64: the index holds block numbers; each step reads the block it names and
+    writes new rows there, the cache kept between steps, whether the cache is sticked on its
+    head dim or on its positions (a block is then one stick per head element)."""
+    loaded = _compiled_blocks(layout, cores, tmp_path / "out")
+    rng = np.random.default_rng(cores)
+    cache = rng.standard_normal((1, 2, 256, 16)).astype(np.float16)
+    want = cache.copy()
+    for step, blk in enumerate([2, 0, 3, 2]):
+        rows = rng.standard_normal((1, 2, 1, 64, 16)).astype(np.float16)
+        inputs = {"blk": np.array([blk]), "rows": rows, **({"keys": cache} if step == 0 else {})}
+        block = execute(loaded, host_inputs(loaded.manifest, inputs))[0]["output0"]
+        np.testing.assert_array_equal(block[0, :, 0], want[0, :, 64 * blk:64 * blk + 64])
+        want[0, :, 64 * blk:64 * blk + 64] = rows[0, :, 0]
+        np.testing.assert_array_equal(state(loaded)["keys"], want)
+
+
+def test_a_block_outside_the_cache_is_an_error_and_the_cache_must_be_staged_anew(tmp_path):
+    """The cache's 256 positions are 4 blocks of 64: block 4 is refused by the kernel that reads
+    through it, and the failed execution leaves no cache behind that a later one could run on."""
+    loaded = _compiled_blocks(_ON_POSITIONS, 4, tmp_path / "out")
+    cache = np.arange(2 * 256 * 16, dtype=np.float16).reshape(1, 2, 256, 16)
+    rows = np.ones((1, 2, 1, 64, 16), np.float16)
+    execute(loaded, host_inputs(loaded.manifest, {"blk": np.array([1]), "rows": rows, "keys": cache}))
+    assert (state(loaded)["keys"][:, :, 64:128] == 1).all()
+    with pytest.raises(SpyreError, match=r"index 4 on core \d+ is outside the 4 rows of Tensor\d"):
+        execute(loaded, host_inputs(loaded.manifest, {"blk": np.array([4]), "rows": 2 * rows}))
+    with pytest.raises(SpyreError, match="buffer 'keys' has no value yet"):
+        execute(loaded, host_inputs(loaded.manifest, {"blk": np.array([0]), "rows": rows}))

@@ -580,6 +580,58 @@ func.func @indirect_not_identity(%ids: tensor<100xi32>, %table: tensor<1000x96xf
 }
 
 //===----------------------------------------------------------------------===//
+// Blocks of rows (index_step)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @step_without_index(%x: tensor<2x64xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op index_step must exceed 1 and goes with indirect_dim or scatter_dim, got 64
+  %0 = spyre.pointwise "identity" (%x) {index_step = 64 : i64} : (tensor<2x64xf16>) -> tensor<2x64xf16>
+  func.return
+}
+
+// -----
+
+func.func @step_of_one(%blk: tensor<1xi32>, %cache: tensor<2x128x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op index_step must exceed 1 and goes with indirect_dim or scatter_dim, got 1
+  %0 = spyre.pointwise "identity" (%blk, %cache) {indirect_dim = 1 : i64, index_step = 1 : i64} : (tensor<1xi32>, tensor<2x128x16xf16>) -> tensor<2x1x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @step_not_dividing(%blk: tensor<1xi32>, %cache: tensor<2x100x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op index_step 64 does not divide the 100 rows of the table's dim 1
+  %0 = spyre.pointwise "identity" (%blk, %cache) {indirect_dim = 1 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<2x100x16xf16>) -> tensor<2x1x64x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @step_result_without_block(%blk: tensor<1xi32>, %cache: tensor<2x128x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op result shape [2, 1, 16] must be [2, 1, 64, 16]: the table's dims with dim 1 replaced by the index's and a block of 64 rows
+  %0 = spyre.pointwise "identity" (%blk, %cache) {indirect_dim = 1 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<2x128x16xf16>) -> tensor<2x1x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @step_rows_without_block(%blk: tensor<1xi32>, %rows: tensor<2x1x16xf16>, %cache: tensor<2x128x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op rows shape [2, 1, 16] must be [2, 1, 64, 16]: the destination's dims with dim 1 the index's entries and a block of 64 rows
+  %0 = spyre.pointwise "identity" (%blk, %rows, %cache) {scatter_dim = 1 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<2x1x16xf16>, tensor<2x128x16xf16>) -> tensor<2x128x16xf16>
+  func.return
+}
+
+// -----
+
+func.func @step_map_past_block(%blk: tensor<1xi32>, %cache: tensor<2x128x16xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op the table map must hold a row inside the block of 64 in the gathered dim 1, got (d2 + 1)
+  %0 = spyre.pointwise "identity" (%blk, %cache) {indirect_dim = 1 : i64, index_step = 64 : i64, iteration_space = array<i64: 2, 1, 64, 16>, indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d2 + 1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]} : (tensor<1xi32>, tensor<2x128x16xf16>) -> tensor<2x1x64x16xf16>
+  func.return
+}
+
+//===----------------------------------------------------------------------===//
 // Row store (spyre.pointwise "identity" with scatter_dim)
 //===----------------------------------------------------------------------===//
 

@@ -241,3 +241,19 @@ func.func @row_store(%pos: tensor<1xi32>, %rows: tensor<1x2x1x16xf16>, %cache: t
   %new = spyre.pointwise "identity" (%pos, %rows, %cache) {scatter_dim = 2 : i64} : (tensor<1xi32>, tensor<1x2x1x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
   func.return %new : tensor<1x2x64x16xf16>
 }
+
+// -----
+
+// Blocks of rows: with index_step the index holds block numbers; a read gets each block's rows
+// as a dim after the index's, a store writes them (a KV cache sticked on its positions read
+// and written as whole sticks).
+// CHECK-LABEL: func.func @blocks_of_rows
+// CHECK-SAME:    (%[[BLK:.*]]: tensor<1xi32>, %[[CACHE:.*]]: tensor<1x2x128x16xf16>, %[[ROWS:.*]]: tensor<1x2x1x64x16xf16>)
+// CHECK-NEXT:    %[[BLOCK:.*]] = spyre.pointwise "identity" (%[[BLK]], %[[CACHE]]) {indirect_dim = 2 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<1x2x128x16xf16>) -> tensor<1x2x1x64x16xf16>
+// CHECK-NEXT:    %[[NEW:.*]] = spyre.pointwise "identity" (%[[BLK]], %[[ROWS]], %[[CACHE]]) {scatter_dim = 2 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<1x2x1x64x16xf16>, tensor<1x2x128x16xf16>) -> tensor<1x2x128x16xf16>
+// CHECK-NEXT:    func.return %[[BLOCK]], %[[NEW]]
+func.func @blocks_of_rows(%blk: tensor<1xi32>, %cache: tensor<1x2x128x16xf16>, %rows: tensor<1x2x1x64x16xf16>) -> (tensor<1x2x1x64x16xf16>, tensor<1x2x128x16xf16>) {
+  %block = spyre.pointwise "identity" (%blk, %cache) {indirect_dim = 2 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<1x2x128x16xf16>) -> tensor<1x2x1x64x16xf16>
+  %new = spyre.pointwise "identity" (%blk, %rows, %cache) {scatter_dim = 2 : i64, index_step = 64 : i64} : (tensor<1xi32>, tensor<1x2x1x64x16xf16>, tensor<1x2x128x16xf16>) -> tensor<1x2x128x16xf16>
+  func.return %block, %new : tensor<1x2x1x64x16xf16>, tensor<1x2x128x16xf16>
+}
