@@ -52,6 +52,9 @@ class ConstantArguments:
     """The value the importer emitted for each node (the float type a consumer computes in)."""
     made: dict[tuple[torch.fx.Node, Attribute], SSAValue] = field(default_factory=dict)
     """The value made for each (node, element type)."""
+    stored: dict[tuple[Attribute, tuple[int, ...], bytes], SSAValue] = field(default_factory=dict)
+    """The ``constant`` argument holding each value (element type, shape, bytes): equal values, of
+    different nodes (the tables of every layer's cache store), are one argument."""
 
     def read(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
         """The known value of ``node`` as ``consumer`` reads it: a ``spyre.fill`` when every element
@@ -156,14 +159,18 @@ class ConstantArguments:
             stored, data = i32, host.contiguous().numpy().tobytes()
         else:
             stored, data = f32, host.to(torch.float32).contiguous().numpy().tobytes()
+        if (elem, shape, data) in self.stored:
+            return self.stored[elem, shape, data]
         base = f"{prefix}_{node.name.lstrip('_')}"
-        name = base if all(n is not node for n, _ in self.made) else f"{base}_{len(self.made)}"
+        names = {attrs.data["spyre.name"].data for attrs in self.arg_attrs if "spyre.name" in attrs.data}
+        name = next(n for k in range(len(names) + 1) if (n := base if k == 0 else f"{base}_{k}") not in names)
         arg = self.block.insert_arg(tensor_type(elem, shape), len(self.block.args))
         arg.name_hint = ident(name)
         self.arg_types.append(arg.type)
         self.arg_attrs.append(DictionaryAttr({
             "spyre.role": StringAttr("constant"), "spyre.name": StringAttr(name),
             CONSTANT_VALUE_ATTR: DenseIntOrFPElementsAttr(tensor_type(stored, shape), BytesAttr(data))}))
+        self.stored[elem, shape, data] = arg
         return arg
 
 
