@@ -44,7 +44,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from spyre_mlir.analysis.cost import EXPERTS_ATTR
 from spyre_mlir.analysis.kernel_args import UPDATES_ATTR
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr
+from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr, ViewOp
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
@@ -407,7 +407,8 @@ class _Importer:
                 self._static_shape(node, v)
         loc, _ = node_loc(node)
         cx = NodeEmitter(node, block, loc, _hint_attr(node, self.renumber), known=self._known_tensor,
-                         constant=lambda value, elem: self.constants.made_for(node, value, elem, "const"))
+                         constant=lambda value, elem: self.constants.made_for(node, value, elem, "const"),
+                         input_range=self._input_range)
         args = torch.fx.node.map_arg(node.args, lambda n: self._value(n, node))
         kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: self._value(n, node))
         try:
@@ -422,6 +423,13 @@ class _Importer:
         """The compile-time value of ``node`` (an argument of the node being emitted), None when it
         is not known."""
         return self.known[node] if isinstance(node, torch.fx.Node) and node in self.known else None
+
+    def _input_range(self, value: SSAValue) -> int | None:
+        """``N`` when ``value`` is (a view of) an input that takes the values ``[0, N)``
+        (``cache_position``, tabulated over its range), else None."""
+        while isinstance(value.owner, ViewOp):
+            value = value.owner.source
+        return next((n for p, n in self.tabulation.domains.items() if self.values.get(p) is value), None)
 
     def _value(self, node: torch.fx.Node, consumer: torch.fx.Node) -> Any:
         if node in self.tabulation.tables:

@@ -76,6 +76,8 @@ class NodeEmitter:
     """The value of an argument node known at compile time (None when it is not known)."""
     constant: Callable[[torch.Tensor, Attribute], Value] | None = None
     """Makes a compile-time tensor a value of the given element type (a fill or a constant argument)."""
+    input_range: Callable[[Value], int | None] = lambda value: None
+    """``N`` for an integer input known to take the values ``[0, N)`` (or a view of one), else None."""
 
     # -- the node -----------------------------------------------------------
     @property
@@ -220,16 +222,20 @@ class NodeEmitter:
     def fill(self, value: Scalar, shape: Sequence[int], elem: Attribute | None = None) -> Value:
         return self._add(FillOp(float(value), tensor_type(elem or self.out_elem(), shape)))
 
-    def gather(self, table: Value, dim: int, index: Value, along: bool = False) -> Value:
+    def gather(self, table: Value, dim: int, index: Value, along: bool = False, step: int = 1) -> Value:
         """``table`` read along ``dim`` at the values of the i32 ``index``: ``np.take``, or with
-        ``along`` ``np.take_along_axis`` (``torch.gather``, see :meth:`PointwiseOp.gather`)."""
-        shape = shape_of(index) if along else (*shape_of(table)[:dim], *shape_of(index), *shape_of(table)[dim + 1:])
-        return self._add(PointwiseOp.gather(index, table, dim, tensor_type(elem_of(table), shape), along))
+        ``along`` ``np.take_along_axis`` (``torch.gather``, see :meth:`PointwiseOp.gather`); with a
+        ``step``, blocks of that many rows (a dim of ``step`` after the index's)."""
+        block = (step,) if step > 1 else ()
+        shape = shape_of(index) if along else \
+            (*shape_of(table)[:dim], *shape_of(index), *block, *shape_of(table)[dim + 1:])
+        return self._add(PointwiseOp.gather(index, table, dim, tensor_type(elem_of(table), shape), along, step))
 
-    def scatter(self, dest: Value, dim: int, index: Value, rows: Value) -> Value:
+    def scatter(self, dest: Value, dim: int, index: Value, rows: Value, step: int = 1) -> Value:
         """``dest`` with its rows along ``dim`` at the values of the 1-D i32 ``index`` replaced by
-        ``rows`` (:meth:`PointwiseOp.scatter`: a row store, written in place)."""
-        return self._add(PointwiseOp.scatter(index, rows, dest, dim))
+        ``rows`` (:meth:`PointwiseOp.scatter`: a row store, written in place); with a ``step``, blocks
+        of that many rows."""
+        return self._add(PointwiseOp.scatter(index, rows, dest, dim, step))
 
     def tensor(self, value: torch.Tensor, elem: Attribute) -> Value:
         """``value``, computed at compile time, as a tensor of ``elem`` the node's ops read."""

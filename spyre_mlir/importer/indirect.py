@@ -21,10 +21,13 @@ import torch
 from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import SSAValue
 
+from spyre_mlir.dialects.spyre import element_dtype
+from spyre_mlir.hardware import element_bytes
 from spyre_mlir.importer import views
 from spyre_mlir.importer.elements import dtype_of, is_float, is_integral
 from spyre_mlir.importer.folding import index_arguments
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, shape_of
+from spyre_mlir.limits import STICK_BYTES
 
 aten = torch.ops.aten
 
@@ -72,9 +75,12 @@ def _integral_index(cx: NodeEmitter) -> bool:
                if dtype_of(index) is not None)
 
 
-def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:
+def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any, known: Any = None) -> SSAValue:
     """``dest`` with its rows along ``dim`` at the values of the 1-D ``index`` replaced by
-    ``rows`` (broadcast to their shape): a row store into ``dest``, written in place (DESIGN §17)."""
+    ``rows`` (broadcast to their shape): a row store into ``dest``, written in place (DESIGN §17).
+    Stores of one position of an input of known range, and of a run of positions known at compile
+    time (``known``, a prefill's ``arange``), into a dim of whole sticks write whole blocks of a
+    stick's rows instead (:func:`_store_block`, :func:`_store_run`)."""
     if not all(isinstance(v, SSAValue) for v in (dest, index, rows)):
         raise Unsupported("the destination, the index and the rows must be tensors")
     if elem_of(index) != i32:
@@ -91,11 +97,76 @@ def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAVa
         if len(given) > len(shape) or any(g not in (1, n) for g, n in zip(reversed(given), reversed(shape))):
             raise Unsupported(f"rows of shape {list(given)} do not broadcast to the stored shape {list(shape)}")
         rows = cx.view(rows, views.expand_map(given, shape), shape)
-    return cx.scatter(dest, dim, index, cx.cast(rows, elem_of(dest)))
+    rows = cx.cast(rows, elem_of(dest))
+    step = STICK_BYTES // element_bytes(element_dtype(elem_of(dest)))
+    if shape_of(dest)[dim] % step:
+        return cx.scatter(dest, dim, index, rows)
+    run = _run_start(known)
+    if run is not None:
+        return _store_run(cx, dest, dim, run, rows, step)
+    if shape_of(index) == (1,) and cx.input_range(index) is not None:
+        return _store_block(cx, dest, dim, index, rows, step)
+    return cx.scatter(dest, dim, index, rows)
+
+
+def _run_start(known: Any) -> int | None:
+    """``start`` when ``known`` is the positions ``start, start + 1, ...`` (a 1-D tensor known at
+    compile time), else None."""
+    if not isinstance(known, torch.Tensor) or known.dim() != 1 or not known.numel():
+        return None
+    start = int(known[0])
+    return start if torch.equal(known.to(torch.int64), torch.arange(start, start + known.numel())) else None
+
+
+def _store_run(cx: NodeEmitter, dest: SSAValue, dim: int, start: int, rows: SSAValue, step: int) -> SSAValue:
+    """The rows of the known positions ``start, start + 1, ...`` (a prefill's) stored as the blocks
+    of ``step`` rows they cover: whole blocks are the rows themselves; where the run starts or ends
+    inside a block, the block is read, its rows in the run replaced (a ``where`` on a mask known at
+    compile time; the run's rows read at each position of the blocks, clamped to the run), and it
+    is written back."""
+    shape, rank, count = shape_of(dest), len(shape_of(dest)), shape_of(rows)[dim]
+    first, last = start // step, (start + count - 1) // step
+    blocks = last - first + 1
+    block_index = cx.tensor(torch.arange(first, last + 1, dtype=torch.int32), i32)
+    lifted = (*shape[:dim], blocks, step, *shape[dim + 1:])
+    if start % step == 0 and count % step == 0:
+        return cx.scatter(dest, dim, block_index, cx.view(rows, views.reshape_map(shape_of(rows), lifted), lifted),
+                          step=step)
+    positions = torch.arange(first * step, (last + 1) * step)
+    spread = cx.gather(rows, dim, cx.tensor((positions - start).clamp(0, count - 1).to(torch.int32), i32))
+    spread = cx.view(spread, views.reshape_map(shape_of(spread), lifted), lifted)
+    inside = ((positions >= start) & (positions < start + count)).to(torch.float32).reshape(blocks, step)
+    mask_shape = (*[1] * dim, blocks, step, *[1] * (rank - dim - 1))
+    mask = cx.view(cx.tensor(inside, elem_of(dest)), views.reshape_map((blocks, step), mask_shape), mask_shape)
+    new = cx.pointwise("where3", [mask, spread, cx.gather(dest, dim, block_index, step=step)], elem=elem_of(dest))
+    return cx.scatter(dest, dim, block_index, new, step=step)
+
+
+def _store_block(cx: NodeEmitter, dest: SSAValue, dim: int, index: SSAValue, rows: SSAValue, step: int) -> SSAValue:
+    """The row store of one position ``p`` (an input of known range) as a store of the block of
+    ``step`` rows holding it: the block ``p // step`` is read (``index_step``), the row ``p mod
+    step`` of it replaced by ``rows`` (a ``where`` on the one-hot row of a table over ``p``'s
+    values), and the block written back.  Both the block number and the one-hot row are tables
+    of ``p``'s values read at ``p`` (Spyre has no integer arithmetic).  Whole sticks move either
+    way, so ``dest`` may be sticked on ``dim`` (a key cache that attention reads transposed):
+    spyre-stickify chooses."""
+    shape, rank = shape_of(dest), len(shape_of(dest))
+    values = torch.arange(cx.input_range(index) or 0)
+    blocks = cx.tensor((values // step).to(torch.float32)[:, None], Float32Type())
+    block_index = cx.cast(cx.view(cx.gather(blocks, 0, index), views.reshape_map((1, 1), (1,)), (1,)), i32)
+    onehot = (values[:, None] % step == torch.arange(step)).to(torch.float32)
+    picked = cx.gather(cx.tensor(onehot, elem_of(dest)), 0, index)
+    mask_shape = (*[1] * dim, 1, step, *[1] * (rank - dim - 1))
+    mask = cx.view(picked, views.reshape_map((1, step), mask_shape), mask_shape)
+    block = cx.gather(dest, dim, block_index, step=step)
+    lifted = (*shape[:dim], 1, 1, *shape[dim + 1:])
+    rows = cx.view(rows, views.reshape_map(shape_of(rows), lifted), lifted)
+    new = cx.pointwise("where3", [mask, rows, block], elem=elem_of(dest))
+    return cx.scatter(dest, dim, block_index, new, step=step)
 
 
 def _index_copy(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any) -> SSAValue:
-    return _store(cx, dest, dim, index, rows)
+    return _store(cx, dest, dim, index, rows, cx.known(cx.node.args[2]))
 
 
 def _index_put(cx: NodeEmitter, dest: Any, indices: Sequence[Any], rows: Any, accumulate: bool = False) -> SSAValue:
@@ -105,7 +176,7 @@ def _index_put(cx: NodeEmitter, dest: Any, indices: Sequence[Any], rows: Any, ac
         raise Unsupported("accumulating into indexed rows (accumulate=True) is not supported")
     if len(given) != 1:
         raise Unsupported(f"a store through {len(given)} index tensors is not supported; index one dim")
-    return _store(cx, dest, given[0], indices[given[0]], rows)
+    return _store(cx, dest, given[0], indices[given[0]], rows, cx.known(cx.node.args[1][given[0]]))
 
 
 def _index(cx: NodeEmitter, x: Any, indices: Sequence[Any]) -> SSAValue:

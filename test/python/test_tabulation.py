@@ -157,7 +157,9 @@ def _range(model, x, pos) -> tuple[int, ...]:
 def test_a_static_cache_decode_step_tabulates_its_mask_rotary_tables_and_cache_row():
     """transformers' Llama decode step exported with a static cache, as ExecuTorch exports it: its
     ``cache_position`` indexes the 64 rows of the KV cache, the mask and the rotary cos/sin are
-    tables of its 64 values, and the row the cache is written at is the input itself."""
+    tables of its 64 values, and the row the cache is written at is the input itself.  Each store
+    writes the block of 32 rows (a float32 stick) holding that row: the block number, and the
+    one-hot row that picks the new row in the block, are tables of the input read at it."""
     transformers = pytest.importorskip("transformers")
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
@@ -178,6 +180,12 @@ def test_a_static_cache_decode_step_tabulates_its_mask_rotary_tables_and_cache_r
     stores = [node for node in program.graph.nodes if node.target == torch.ops.aten.index_put.default]
     rows = [node.args[1][2] for node in stores]
     assert len(stores) == 4 and all(identity_offset(tab.tables[row]) == 0 for row in rows)
-    module = import_program(program, decompose=False)  # the cache stores read the input itself
+    module = import_program(program, decompose=False)
     stores = [op for op in module.walk() if isinstance(op, PointwiseOp) and op.scatter_dim is not None]
-    assert len(stores) == 4 and all(op.inputs[0].name_hint == "cache_position" for op in stores)
+    assert len(stores) == 4 and all(op.get_index_step() == 32 for op in stores)
+    for store in stores:
+        cast = store.inputs[0].owner  # the block number, an index: a float table read at the input
+        table_read = cast.inputs[0].owner.source.owner
+        assert table_read.indirect_dim is not None and table_read.inputs[0].name_hint == "cache_position"
+        block = store.inputs[1].owner.inputs[2].owner  # where(onehot, rows, block): the block read
+        assert block.get_index_step() == 32 and block.inputs[0] is store.inputs[0]

@@ -53,6 +53,48 @@ class Accumulating(KeyCache):
         return self.keys.sum(-1)
 
 
+class AttendedCache(torch.nn.Module):
+    """A decode step's attention scores against a key cache of 64 float32 positions (two sticks of
+    32): one position written (index_copy_), then every position read transposed (``q @ K^T``, a
+    matmul whose B is sticked on the positions)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(1, 2, 64, 32))
+
+    def forward(self, rows, position):
+        self.keys.index_copy_(2, position, rows)
+        return rows @ self.keys.transpose(-1, -2)
+
+
+class PromptRun(AttendedCache):
+    """A prefill's store: the positions ``start .. start + len(rows)`` (an ``arange`` known at compile
+    time), then the same read."""
+
+    def __init__(self, start: int):
+        super().__init__()
+        self.start = start
+
+    def forward(self, rows):
+        positions = torch.arange(self.start, self.start + rows.shape[2])
+        self.keys.index_copy_(2, positions, rows)
+        return rows @ self.keys.transpose(-1, -2)
+
+
+def build_attended():
+    return AttendedCache(), (torch.randn(1, 2, 1, 32), torch.tensor([37]))
+
+
+def build_prompt_run():
+    """Positions 8 to 47: inside the first block of 32 and the second, neither whole."""
+    return PromptRun(8), (torch.randn(1, 2, 40, 32),)
+
+
+def build_prompt_blocks():
+    """Positions 0 to 63: two whole blocks."""
+    return PromptRun(0), (torch.randn(1, 2, 64, 32),)
+
+
 def build_index_copy():
     return KeyCache(), (torch.randn(1, 2, 1, 32), torch.tensor([3]))
 
