@@ -45,11 +45,15 @@ class Chooser:
     readers: dict[SSAValue, list[tuple[ComputeOp, int]]]
     """The compute ops reading each storage, with the operand index."""
 
-    def reader_demands(self, value: SSAValue) -> list[tuple[tuple[Linear, ...], int]]:
+    def reader_demands(self, value: SSAValue, through_index: bool = True) -> list[tuple[tuple[Linear, ...], int]]:
         """How each known reader of ``value`` that needs a driver reads it, and that driver
-        (:meth:`reader_requirement`)."""
+        (:meth:`reader_requirement`); without ``through_index``, leaving out the indirect accesses
+        that address ``value`` as their table (they follow its layout)."""
         demands = []
         for reader, index in self.readers.get(value, []):
+            indirect = reader.indirect_access()
+            if not through_index and indirect is not None and index == indirect.table:
+                continue
             _, reads, result = op_reads(reader)
             if index >= len(reads) or reads[index].storage is not value:
                 continue

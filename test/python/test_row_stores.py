@@ -181,3 +181,42 @@ def test_a_block_outside_the_cache_is_an_error_and_the_cache_must_be_staged_anew
         execute(loaded, host_inputs(loaded.manifest, {"blk": np.array([4]), "rows": 2 * rows}))
     with pytest.raises(SpyreError, match="buffer 'keys' has no value yet"):
         execute(loaded, host_inputs(loaded.manifest, {"blk": np.array([0]), "rows": rows}))
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_a_cache_read_transposed_is_sticked_on_its_positions_and_written_in_blocks(cores, tmp_path):
+    """A decode step's scores against a key cache (``q @ K^T``: the cache is a matmul's B, ``N`` its
+    positions): spyre-stickify sticks the cache on its positions, the one position each step writes
+    is stored as the block of a stick's rows holding it, and no step restickifies the cache.  Step
+    after step, across both blocks, the scores and the cache equal eager's."""
+    torch.manual_seed(2)
+    model, example = row_stores.build_attended()
+    model.keys.normal_()
+    eager = copy.deepcopy(model)
+    program = spyre_mlir.compile(model, example, cores=cores, out_dir=tmp_path / "out")
+    keys = next(arg for arg in read_manifest(program.directory).args if arg.written)
+    assert keys.layout.dim_order[-1] == 2  # sticked on the 64 positions
+    for position in (37, 0, 63, 31, 32):
+        rows = torch.randn_like(example[0])
+        want = eager(rows, torch.tensor([position]))
+        got, stats = program.run_by_name(rows, torch.tensor([position]))
+        torch.testing.assert_close(next(iter(got.values())), want.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(program.state()[keys.name], eager.keys.numpy())
+        assert not any(op.op == "ReStickifyOpHBM" and op.hbm_bytes_read >= keys.nbytes for op in stats.ops)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+@pytest.mark.parametrize("factory", ["build_prompt_run", "build_prompt_blocks"])
+def test_a_prefill_stores_the_blocks_its_positions_cover(factory, cores, tmp_path):
+    """A prefill's positions (an ``arange`` known at compile time) are stored as the blocks they
+    cover: whole blocks as they are, a block the run starts or ends inside read, mixed and written
+    back, its other rows kept.  The cache is sticked on its positions, as the decode step's is."""
+    torch.manual_seed(3)
+    model, example = getattr(row_stores, factory)()
+    model.keys.normal_()
+    eager = copy.deepcopy(model)
+    program = spyre_mlir.compile(model, example, cores=cores, out_dir=tmp_path / "out")
+    keys = next(arg for arg in read_manifest(program.directory).args if arg.written)
+    assert keys.layout.dim_order[-1] == 2
+    torch.testing.assert_close(program.run(*example), eager(*example), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(program.state()[keys.name], eager.keys.numpy())
