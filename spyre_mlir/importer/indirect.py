@@ -125,6 +125,9 @@ def _store_run(cx: NodeEmitter, dest: SSAValue, dim: int, start: int, rows: SSAV
     compile time; the run's rows read at each position of the blocks, clamped to the run), and it
     is written back."""
     shape, rank, count = shape_of(dest), len(shape_of(dest)), shape_of(rows)[dim]
+    if start < 0 or start + count > shape[dim]:
+        raise Unsupported(f"the positions {start} to {start + count - 1} are outside the {shape[dim]} rows of "
+                          f"dim {dim} of the destination")
     first, last = start // step, (start + count - 1) // step
     blocks = last - first + 1
     block_index = cx.tensor(torch.arange(first, last + 1, dtype=torch.int32), i32)

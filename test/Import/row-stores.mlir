@@ -14,6 +14,7 @@
 // RUN: %spyre-import %S/Inputs/row_stores.py:build_attended | %filecheck %s --check-prefix=BLOCK
 // RUN: %spyre-import %S/Inputs/row_stores.py:build_prompt_run | %filecheck %s --check-prefix=SPAN
 // RUN: %spyre-import %S/Inputs/row_stores.py:build_prompt_blocks | %filecheck %s --check-prefix=WHOLE
+// RUN: not %spyre-import %S/Inputs/row_stores.py:build_prompt_past_the_cache 2>&1 | %filecheck %s --check-prefix=PAST
 
 // COPY-LABEL: func.func @main(%b_keys: tensor<1x2x16x32xf32> {spyre.role = "buffer", spyre.name = "b_keys", spyre.target = "keys"}, %rows: tensor<1x2x1x32xf32> {{.*}}, %position: tensor<1xi32> {spyre.role = "input", spyre.name = "position", spyre.range = array<i64: 0, 16>}) -> (tensor<1x2x16x32xf32> {spyre.updates = "b_keys"}, tensor<1x2x16xf32> {spyre.name = "sum_1"})
 // COPY-NEXT:    %[[ROWS:.*]] = spyre.pointwise "mul" (%rows) consts {y = 2.000000e+00 : f64}
@@ -70,3 +71,7 @@
 // WHOLE-LABEL: func.func @main(
 // WHOLE-NEXT:    %[[LIFTED:.*]] = spyre.view %rows affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, ((d2 * 32) + d3), d4)> : tensor<1x2x64x32xf32> -> tensor<1x2x2x32x32xf32>
 // WHOLE-NEXT:    %{{.*}} = spyre.pointwise "identity" (%{{.*}}, %[[LIFTED]], %b_keys) {scatter_dim = 2 : i64, index_step = 32 : i64} : (tensor<2xi32>, tensor<1x2x2x32x32xf32>, tensor<1x2x64x32xf32>) -> tensor<1x2x64x32xf32>
+
+// A run of known positions past the cache (40 to 79 of 64) is one located error.
+// PAST: row_stores.py:80: error: unsupported ATen op 'aten.index_put.default': the positions 40 to 79 are outside the 64 rows of dim 2 of the destination
+// PAST-NOT: Traceback

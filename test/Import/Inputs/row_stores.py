@@ -109,3 +109,8 @@ def build_aliased():
 
 def build_accumulate():
     return Accumulating(), (torch.randn(1, 2, 1, 32), torch.tensor([3]))
+
+
+def build_prompt_past_the_cache():
+    """Positions 40 to 79 of a cache of 64."""
+    return PromptRun(40), (torch.randn(1, 2, 40, 32),)
