@@ -29,7 +29,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.importer import indirect, views
 from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, index_values, is_integral
-from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, scalar, shape_of, tensor_type
+from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, scalar, shape_of, tensor_type
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]
@@ -379,18 +379,22 @@ def _log_softmax(cx: NodeEmitter, x: SSAValue, dim: int, half_to_float: bool = F
 
 def _layer_norm(cx: NodeEmitter, x: SSAValue, normalized_shape: Sequence[int], weight: Any, bias: Any,
                 eps: float) -> tuple[SSAValue, SSAValue, SSAValue]:
-    rank = len(shape_of(x))
+    """``aten.native_layer_norm``, computed in float32 as eager computes it for 16-bit floats (a
+    variance of 0 plus an ``eps`` below float16's range, a zero [CLS] token's, stays finite), its
+    three results in ``x``'s type."""
+    rank, elem, f32 = len(shape_of(x)), elem_of(x), Float32Type()
     dims = list(range(rank - len(normalized_shape), rank))
-    mean = cx.reduce("mean", x, dims, True)
-    centred = cx.pointwise("sub", [x, mean])
-    var = cx.reduce("mean", cx.pointwise("mul", [centred, centred]), dims, True)
-    rstd = cx.pointwise("rsqrt", [cx.binary("add", var, eps)])
-    y = cx.pointwise("mul", [centred, rstd])
+    wide = cx.cast(x, f32)
+    mean = cx.reduce("mean", wide, dims, True, elem=f32)
+    centred = cx.pointwise("sub", [wide, mean], elem=f32)
+    var = cx.reduce("mean", cx.pointwise("mul", [centred, centred], elem=f32), dims, True, elem=f32)
+    rstd = cx.pointwise("rsqrt", [cx.binary("add", var, eps, elem=f32)], elem=f32)
+    y = cx.pointwise("mul", [centred, rstd], elem=f32)
     if weight is not None:
-        y = cx.pointwise("mul", [y, weight])
+        y = cx.pointwise("mul", [y, weight], elem=f32)
     if bias is not None:
-        y = cx.pointwise("add", [y, bias])
-    return y, mean, rstd
+        y = cx.pointwise("add", [y, bias], elem=f32)
+    return cx.cast(y, elem), cx.cast(mean, elem), cx.cast(rstd, elem)
 
 
 # --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Normalisations torch.export keeps whole (``spyre_mlir.importer.normalization``), compiled and
 compared with eager: batch norm at inference after a convolution, group norm, and wav2vec2's
-feature encoder (group norm, strided and grouped convolutions, weight normalisation)."""
+feature encoder (group norm, strided and grouped convolutions, weight normalisation); layer
+norm of 16-bit floats, computed in float32 as eager computes it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def _matches_eager(module: torch.nn.Module, x: torch.Tensor, cores: int = 4) -> 
     with torch.no_grad():
         want = module(x)
         got = spyre_mlir.compile(module, (x,), cores=cores).run(x)
-    compare("normalised", got.numpy(), want.numpy(), tolerance_for(str(x.dtype).removeprefix("torch.")))
+    compare("normalised", got.float().numpy(), want.float().numpy(), tolerance_for(str(x.dtype).removeprefix("torch.")))
 
 
 def _with_statistics(module: torch.nn.Module) -> torch.nn.Module:
@@ -73,3 +74,19 @@ def test_the_wav2vec2_model_matches_eager(dtype, cores):
         want = model(audio).last_hidden_state
         got = spyre_mlir.compile(model, (audio,), cores=cores).run(audio).last_hidden_state
     compare("wav2vec2", got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_layer_norm_of_a_constant_row_with_a_tiny_eps_is_finite_in_16_bit_floats(dtype, cores):
+    """A row of zeros (DeiT's and BEiT's [CLS] token, initialised to zeros) has variance 0; ``eps``
+    1e-12 is below float16's range.  Eager computes in float32: ``0 * rsqrt(0 + 1e-12) = 0``.  Before,
+    the import computed in the input's type, ``var + eps`` rounded to 0, and the row was NaN."""
+    torch.manual_seed(0)
+    x = torch.randn(1, 17, 64, dtype=dtype)
+    x[:, 0] = 0
+    x[:, 5] = 3.0
+    norm = torch.nn.LayerNorm(64, eps=1e-12)
+    torch.nn.init.uniform_(norm.weight, 0.5, 1.5)
+    torch.nn.init.uniform_(norm.bias, -0.5, 0.5)
+    _matches_eager(norm, x, cores)
