@@ -139,6 +139,11 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
     its stick into a [2] result iterates 64 rows of its input; a matmul B operand's K
     rows), and on its stick when its sticks hold fewer elements (an fp16 -> fp32 cast of
     96 columns iterates 128: four fp32 sticks, not three).
+
+    A dim that the op, or the writer of the tensor, indexes by a row-major nest of dims (the
+    heads of ``h * 80 + d`` merged back into a hidden dim) spans whole rows of the nest's
+    outermost dim (:func:`nest_rows`), so that the nest's labels describe its extent: a hidden
+    dim of 160 padded to 192 for a reader is padded to 240.
     """
     _, reads, result = op_reads(op)
     tensors = [*reads, Read(op.result, tuple(result), ())]
@@ -147,6 +152,7 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
     for index, read in enumerate(tensors):
         layout = plan.layouts[read.storage]
         extents = list(layout.padded_host_shape)
+        rows: list[int] = []
         for j, coord in enumerate(read.coords):
             driver, step = stick_driver(coord), 1
             if driver is None and len(coord.terms) == 1 and isinstance(coord.terms[0][0], Dim):
@@ -155,10 +161,29 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
             needed = round_up(step * (padded[driver] - 1) + 1 + coord.const, step) if driver in padded else 0
             if needed > reach:  # whole steps: a strided dim is labelled in steps (op_spec's gap dim)
                 extents[j] = needed
+            if extents[j] > layout.host_shape[j]:
+                rows = rows or nest_rows(read)
+                extents[j] = round_up(extents[j], rows[j])
         if extents != list(layout.padded_host_shape):
             needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
                                                     padded_shape=extents)))
     return needs
+
+
+def nest_rows(read: Read) -> list[int]:
+    """Per dim of ``read``'s storage, the elements of one row of the outermost dim of the row-major
+    nests that index it (the coefficient of the outermost term; 1 without a nest): in ``read``, and
+    in the result of the op that wrote the storage."""
+    coords = [read.coords]
+    writer = read.storage.owner
+    if isinstance(writer, ComputeOp):
+        coords.append(tuple(op_reads(writer)[2]))
+    rows = [1] * len(read.coords)
+    for each in coords:
+        for j, coord in enumerate(each):
+            if len(coord.terms) > 1:
+                rows[j] = math.lcm(rows[j], max(c for _, c in coord.terms))
+    return rows
 
 
 def padded_dims(plan: Plan, op: ComputeOp) -> dict[int, int]:

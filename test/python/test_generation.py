@@ -90,6 +90,17 @@ def test_greedy_generation_equals_transformers(family):
     assert generation.tokens.shape == (1, ids.shape[1] + 8) and generation.tokens.dtype == torch.long
 
 
+def test_float16_generation_with_heads_of_80_over_a_prompt_of_100_equals_transformers():
+    """Heads of 80 merged back into a hidden dim of 160, which the output projection reads padded to
+    192: the merge writes the heads as a nest of rows of 80, so the padding is whole rows (240).
+    Before, both programs stopped in the lowering ("192 elements, not a multiple of the stride 80")."""
+    model = examples.causal_lm("llama", hidden=160, heads=2, kv_heads=1, dtype=torch.float16)
+    ids = examples.prompt(length=100)
+    generation = generate_steps(model, ids, max_new_tokens=4, cores=32)
+    check = check_generation(model, ids, generation)
+    assert check.matches, check.summary()
+
+
 def test_generate_is_the_public_api_and_batches_prompts_of_one_length():
     # A head dim of 32: a whole float32 stick, so the batch's heads do not share one.
     model = examples.causal_lm("llama", hidden=128)
