@@ -23,7 +23,7 @@ from xdsl.ir import BlockArgument, SSAValue
 
 from spyre_mlir.analysis.assembly import Assembly, assembly_filled_by, assembly_of
 from spyre_mlir.analysis.linear import Linear
-from spyre_mlir.analysis.views import Dim, Read, atoms, map_coords, op_reads
+from spyre_mlir.analysis.views import Dim, Read, atoms, dim, map_coords, op_reads, read_through_views
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -208,9 +208,16 @@ def whole_stick_dims(assembly: Assembly) -> list[int]:
 
 
 def view_layout(view: ViewOp) -> StickLayout:
-    """A view's layout: sticked on the view dim that drives its source's stick coordinate."""
+    """A view's layout: sticked on the view dim that drives its storage's stick coordinate, read
+    through the whole chain of views (a chain that divides dims and merges them again drives it
+    through no single link); else on the one that drives its source's."""
     space = value_shape(view.result)
     if not space:
         return value_layout(view.result, None)
+    read = read_through_views(view.result, [dim(i) for i in range(len(space))], list(space))
+    driver = stick_driver(read.coords[stick]) if (stick := tensor_layout(read.storage.type).stick_dim) is not None \
+        else None
+    if driver not in (None, BROADCAST):
+        return value_layout(view.result, driver)
     coords = map_coords(view.map.data, space)
     return value_layout(view.result, driven_stick(coords, tensor_layout(view.source.type).stick_dim, len(space)))
