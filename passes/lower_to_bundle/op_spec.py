@@ -156,6 +156,7 @@ class _SpecBuilder(OpLabels):
         tensors = [self.tensor(t) for t in range(len(self.maps))]
         if self.func.kind is OpKind.REDUCTION:
             tensors[self.out] = self.reduction_result(tensors[self.out], tensors[0])
+            self.check_sparse_result(tensors[0], tensors[self.out])
         sizes = self.padded_sizes(tensors)
         self.check_extents(sizes)
         splits = self.splits(sizes)
@@ -234,6 +235,15 @@ class _SpecBuilder(OpLabels):
                 keys[key] = names[len(keys)]
             types[t] = keys[key]
         return types
+
+    def check_sparse_result(self, source: LabelledTensor, result: LabelledTensor) -> None:
+        """A sparse result (``scale_`` -2: one element per stick) is a reduction over the stick's;
+        a reduction off the stick of an operand held one element per stick (sticked on a dim of
+        one element) would write one, which the back end refuses (``<op>nonstick`` has no -2)."""
+        if self.sdsc_op(source) != self.func.name and -2 in result.scale:
+            raise self.error(f"its operand is sticked on '{source.stick_label}', a dim of one element (one element "
+                             "per stick), and it reduces another dim: its result would be sparse, which only a "
+                             "reduction over the stick writes")
 
     def sdsc_op(self, source: LabelledTensor) -> str:
         if self.func.kind is not OpKind.REDUCTION:

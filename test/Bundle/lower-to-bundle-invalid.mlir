@@ -260,3 +260,14 @@ func.func @main(%x: tensor<1x2x33xf16, #spyre.layout<device_size = [33, 1, 1, 64
   func.return %c : tensor<1x1x33xf16, #spyre.layout<device_size = [33, 1, 1, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (identity) to SDSC: the result is not stepped along (it holds one element per stick of) iteration dim d1, which the op iterates over 64 elements
+
+// -----
+
+// A mean over rows of an operand sticked on a dim of one element (one element per stick): its
+// result would be sparse, which only a reduction over the stick writes ('meannonstick' has no
+// scale_ -2; the interpreter refused the output before the lowering did).
+func.func @main(%x: tensor<16x1x300x1xf32, #spyre.layout<device_size = [1, 300, 1, 16, 32], dim_order = [0, 1, 2, 3], format = "IEEE_FP32">>) -> tensor<16x1x1xf32, #spyre.layout<device_size = [1, 1, 16, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">> {
+  %m = spyre.reduce "mean" (%x) dims [2] {placement = #spyre.placement<hbm, arg 1>} : (tensor<16x1x300x1xf32, #spyre.layout<device_size = [1, 300, 1, 16, 32], dim_order = [0, 1, 2, 3], format = "IEEE_FP32">>) -> tensor<16x1x1xf32, #spyre.layout<device_size = [1, 1, 16, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
+  func.return %m : tensor<16x1x1xf32, #spyre.layout<device_size = [1, 1, 16, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.reduce' (mean) to SDSC: its operand is sticked on '{{[a-z]+}}', a dim of one element (one element per stick), and it reduces another dim: its result would be sparse, which only a reduction over the stick writes
