@@ -61,8 +61,9 @@ def buffer_stick(values: list[SSAValue], chooser: Chooser) -> int:
     allowed dim whose readers' restickifies copy the fewest bytes, ties to the innermost."""
     rank = len(value_shape(values[0]))
     candidates = [d for d in range(rank) if all(allows(v, d) for v in values)]
+    demands = [(v, chooser.reader_demands(v, through_index=False)) for v in values]
 
     def cost(stick: int) -> int:
-        return sum(chooser.demand_bytes(v, stick, chooser.reader_demands(v, through_index=False)) for v in values)
+        return sum(chooser.demand_bytes(v, stick, wanted) for v, wanted in demands)
 
     return min(candidates, key=lambda s: (cost(s), s != rank - 1, s))

@@ -104,8 +104,9 @@ def _store(cx: NodeEmitter, dest: Any, dim: int, index: Any, rows: Any, known: A
     run = _run_start(known)
     if run is not None:
         return _store_run(cx, dest, dim, run, rows, step)
-    if shape_of(index) == (1,) and cx.input_range(index) is not None:
-        return _store_block(cx, dest, dim, index, rows, step)
+    values = cx.input_range(index)
+    if shape_of(index) == (1,) and values is not None:
+        return _store_block(cx, dest, dim, index, values, rows, step)
     return cx.scatter(dest, dim, index, rows)
 
 
@@ -145,16 +146,17 @@ def _store_run(cx: NodeEmitter, dest: SSAValue, dim: int, start: int, rows: SSAV
     return cx.scatter(dest, dim, block_index, new, step=step)
 
 
-def _store_block(cx: NodeEmitter, dest: SSAValue, dim: int, index: SSAValue, rows: SSAValue, step: int) -> SSAValue:
-    """The row store of one position ``p`` (an input of known range) as a store of the block of
-    ``step`` rows holding it: the block ``p // step`` is read (``index_step``), the row ``p mod
+def _store_block(cx: NodeEmitter, dest: SSAValue, dim: int, index: SSAValue, count: int, rows: SSAValue,
+                 step: int) -> SSAValue:
+    """The row store of one position ``p`` (an input taking the values ``[0, count)``) as a store of
+    the block of ``step`` rows holding it: the block ``p // step`` is read (``index_step``), the row ``p mod
     step`` of it replaced by ``rows`` (a ``where`` on the one-hot row of a table over ``p``'s
     values), and the block written back.  Both the block number and the one-hot row are tables
     of ``p``'s values read at ``p`` (Spyre has no integer arithmetic).  Whole sticks move either
     way, so ``dest`` may be sticked on ``dim`` (a key cache that attention reads transposed):
     spyre-stickify chooses."""
     shape, rank = shape_of(dest), len(shape_of(dest))
-    values = torch.arange(cx.input_range(index) or 0)
+    values = torch.arange(count)
     blocks = cx.tensor((values // step).to(torch.float32)[:, None], Float32Type())
     block_index = cx.cast(cx.view(cx.gather(blocks, 0, index), views.reshape_map((1, 1), (1,)), (1,)), i32)
     onehot = (values[:, None] % step == torch.arange(step)).to(torch.float32)
