@@ -33,5 +33,6 @@ python3 -m pip install -q -e '.[test]'
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target check-spyre-mlir
 
-# A pytest exit of 5 (no test collected) fails the run like any other non-zero exit.
-python3 -m pytest test/python -q -p no:cacheprovider
+# A pytest exit of 5 (no test collected) fails the run like any other non-zero exit.  The
+# tests run on every core (pytest-xdist): each test compiles in its own directory.
+python3 -m pytest test/python -q -p no:cacheprovider -n auto
