@@ -137,13 +137,15 @@ def one_element_dim(source: Read, layout: StickLayout) -> int | None:
     return dims[-1] if dims else None
 
 
-def untangling_nest(copy: ComputeOp, source: Read, written: Sequence[Linear], layout: StickLayout) -> Nest | None:
+def untangling_nest(copy: ComputeOp, source: Read, written: Sequence[Linear], layout: StickLayout,
+                    on_stick: bool = False) -> Nest | None:
     """A nest (:func:`row_major_nest`) of a dim of the storage ``copy`` reads (sticked per
-    ``layout``, on another dim) whose innermost term, once the dim is unflattened, is untangled
-    (:func:`untangled`) and steps along more than one element: the innermost such."""
+    ``layout``, on another dim; with ``on_stick``, on its stick dim) whose innermost term, once
+    the dim is unflattened, is untangled (:func:`untangled`) and steps along more than one
+    element: the innermost such."""
     space = copy.get_iteration_space()
     for j in reversed(range(len(source.coords))):
-        if j == layout.stick_dim:
+        if (j == layout.stick_dim) != on_stick:
             continue
         nest = row_major_nest(source.coords, j, layout.host_shape[j], space)
         if nest is None:
@@ -154,6 +156,31 @@ def untangling_nest(copy: ComputeOp, source: Read, written: Sequence[Linear], la
         if space[stick_driver(inner)] > 1 and untangled(copy, inner, tangled, layout.elems_per_stick):
             return nest
     return None
+
+
+def pads_inner_term(copy: ComputeOp, source: Read, stick: int, written: Sequence[Linear],
+                    written_stick: int | None, elems_per_stick: int) -> bool:
+    """Whether ``copy``, reading ``source`` sticked on ``stick`` and writing its result sticked on
+    ``written_stick``, pads that stick's driver to whole sticks past the next term of another
+    storage coordinate it is a term of (``9 * h + t`` with the taps ``t`` padded to 64): its
+    padding would step into the next term, which no label describes."""
+    driver = None if written_stick is None else stick_driver(written[written_stick])
+    if driver in (None, BROADCAST):
+        return False
+    padded = round_up(copy.get_iteration_space()[driver], elems_per_stick)
+    for coord in (c for j, c in enumerate(source.coords) if j != stick):
+        k = coord.coefficient(Dim(driver))
+        outer = [c for _, c in coord.terms if c > k]
+        if k and outer and k * padded > min(outer):
+            return True
+    return False
+
+
+def wide_dim(layout: StickLayout) -> int | None:
+    """The innermost dim of more than one element other than the stick dim of a storage laid out
+    per ``layout``: sticked on it, the storage may be unflattened along its stick dim."""
+    others = [j for j, n in enumerate(layout.host_shape) if j != layout.stick_dim and n > 1]
+    return others[-1] if others else None
 
 
 def nest_padding(layout: StickLayout, coords: Sequence[Linear], stick: int) -> tuple[int, ...]:
@@ -420,15 +447,22 @@ class Copier(CopyMaker):
         self.rewriter.insert_op(narrow, InsertPoint.before(op))
         op.operands[index] = narrow.result
 
-    def untangle_source(self, op: ComputeOp, index: int, read: Read, copy: RestickifyOp) -> RestickifyOp:
+    def untangle_source(self, op: ComputeOp, index: int, read: Read, copy: RestickifyOp,
+                        written_stick: int | None = None) -> RestickifyOp:
         """Make ``copy``, of operand ``index``'s view, read its storage at an untangled stick
         (:func:`untangled`), one element at a time (not :func:`strided`) from a stick's first
         element (a slice at offset 1 of a sequence sticked on it starts no stick): a restickify of the storage onto another dim the copy steps along
         untangled (:func:`untangled_stick`); else the storage unflattened along a nest whose
         innermost term is untangled then (:func:`untangling_nest`, rows ``b * 100 + l``); else a
         restickify onto a dim of one element (:func:`one_element_dim`, one token), of which the
-        view is copied again (a storage stick it reads at a constant gets a label).  Returns the
-        copy, which keeps its tangled read when none of these exists."""
+        view is copied again (a storage stick it reads at a constant gets a label).  When the
+        copy's result must be sticked on ``written_stick`` (None: the caller may stick it
+        otherwise), a restickify is not chosen if the copy would pad that stick's driver while it
+        still shares a storage coordinate with another dim (:func:`pads_inner_term`).  Else, when the
+        nest is on the stick dim itself (ConvBERT's kernels, 6 heads of 9 taps in a stick of 54
+        read as rows of 9), the storage restickified onto another dim (:func:`wide_dim`) and
+        unflattened there.  Returns the copy, which keeps its tangled read when none of these
+        exists."""
         _, (source,), written = op_reads(copy)
         layout = self.plan.layouts[source.storage]
         tangled = nested_dims([*source.coords, *written])
@@ -437,19 +471,32 @@ class Copier(CopyMaker):
                              and untangled(copy, stick, tangled, layout.elems_per_stick)):
             return copy
         if (other := untangled_stick(copy, source.coords, tangled, layout.elems_per_stick,
-                                     avoid=layout.stick_dim)) is not None:
+                                     avoid=layout.stick_dim)) is not None and not pads_inner_term(
+                copy, source, other, written, written_stick, layout.elems_per_stick):
             restuck = value_layout(source.storage, other, nest_padding(layout, source.coords, other))
             self.reread(copy, 0, source, self.restickified(source.storage, restuck, op))
         elif (nest := untangling_nest(copy, source, written, layout)) is not None:
-            space = list(copy.get_iteration_space())
-            copy.operands[0] = self.unflattened(source.storage, nest, op)
-            copy.set_indexing(space, [to_map(nest.unflatten(source.coords), len(space)), copy.get_indexing_maps()[1]])
-        elif (narrow := one_element_dim(source, layout)) is not None:
+            self.read_unflattened(copy, source, self.unflattened(source.storage, nest, op), nest)
+        elif (narrow := one_element_dim(source, layout)) is not None and not pads_inner_term(
+                copy, source, narrow, written, written_stick, layout.elems_per_stick):
             self.rewriter.erase_op(copy)
             restuck = value_layout(read.storage, narrow, nest_padding(layout, read.coords, narrow))
             self.reread(op, index, read, self.restickified(read.storage, restuck, op))
             return materialise_view(self.rewriter, op.operands[index], op)
+        elif (nest := untangling_nest(copy, source, written, layout, on_stick=True)) is not None \
+                and (other := wide_dim(layout)) is not None:
+            restuck = self.restickified(
+                source.storage, value_layout(source.storage, other, nest_padding(layout, source.coords, other)), op)
+            self.read_unflattened(copy, source, self.unflattened(restuck, nest, op), nest)
         return copy
+
+    @staticmethod
+    def read_unflattened(copy: RestickifyOp, source: Read, unflattened: SSAValue, nest: Nest) -> None:
+        """Make ``copy``, which reads ``source``, read ``unflattened`` instead: its storage with the
+        dim of ``nest`` unflattened into the nest's factors."""
+        space = list(copy.get_iteration_space())
+        copy.operands[0] = unflattened
+        copy.set_indexing(space, [to_map(nest.unflatten(source.coords), len(space)), copy.get_indexing_maps()[1]])
 
     def unflatten_operand(self, op: ComputeOp, index: int, read: Read, required: int) -> bool:
         """Make operand ``index``, a view, read its storage unflattened (:meth:`unflattened`) along a
@@ -523,7 +570,7 @@ class Copier(CopyMaker):
         for index in sorted(copied):
             copy = self.copy_view(op.operands[index], op)
             layout = self.plan.layouts.pop(copy.result)
-            copy = self.untangle_source(op, index, reads[index], copy)
+            copy = self.untangle_source(op, index, reads[index], copy, layout.stick_dim)
             self.plan.layouts[copy.result] = layout
             op.operands[index] = copy.result
             self.restickifies.append(copy)

@@ -310,17 +310,21 @@ def test_an_unfold_matches_eager(unfold, shape, dtype):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
-@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float16, 4), (torch.float16, 32),
-                                         (torch.float32, 4)])
-def test_the_convbert_model_matches_eager(dtype, cores):
+@pytest.mark.parametrize("heads,dtype,cores", [(2, torch.float16, 1), (2, torch.float16, 4), (2, torch.float16, 32),
+                                               (2, torch.float32, 4), (4, torch.float16, 1), (4, torch.float16, 4),
+                                               (4, torch.float16, 32)])
+def test_the_convbert_model_matches_eager(heads, dtype, cores):
     """ConvBERT: a separable 1-d convolution (depthwise, then pointwise) and a span-based dynamic
-    convolution over an ``nn.Unfold`` of 9 positions, beside attention."""
+    convolution over an ``nn.Unfold`` of 9 positions, beside attention.  With 4 attention heads
+    (2 of them convolution heads), the dynamic kernels of both heads share each row's stick of
+    18 and are read as rows of 9 taps (regression: a copy that read past each head)."""
     transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
     torch.manual_seed(0)
+    hidden = 32 * heads
     model = transformers.ConvBertModel(transformers.ConvBertConfig(
-        vocab_size=128, hidden_size=64, num_hidden_layers=1, num_attention_heads=2, intermediate_size=128,
-        embedding_size=64, conv_kernel_size=9, head_ratio=2)).to(dtype).eval()
-    ids = torch.randint(0, 128, (1, 16))
+        vocab_size=128, hidden_size=hidden, num_hidden_layers=1, num_attention_heads=heads,
+        intermediate_size=2 * hidden, embedding_size=hidden, conv_kernel_size=9, head_ratio=2)).to(dtype).eval()
+    ids = torch.randint(0, 128, (1, 16 * heads // 2))
     with torch.no_grad():
         want = model(ids).last_hidden_state
         got = spyre_mlir.compile(model, (ids,), cores=cores).run(ids).last_hidden_state

@@ -102,3 +102,27 @@ func.func @heads_of_80(%x: tensor<16x64xf16>, %w: tensor<64x160xf16>) -> tensor<
   %r = spyre.pointwise "neg" (%h) : (tensor<2x16x80xf16>) -> tensor<2x16x80xf16>
   func.return %r : tensor<2x16x80xf16>
 }
+
+// -----
+
+// Regression (ConvBERT's dynamic-convolution kernels): two heads of 9 taps share each
+// row's stick of 18 and are read as rows of 9 taps, reduced over the taps.  Reading
+// (d1 * 9) + d2 from a stick tangles two dims; restickified onto its rows, the copy
+// would pad the taps to a stick and read past each head.  The storage is restickified
+// onto its rows, unflattened there into [32, 2, 9], and sticked on the taps; the rows
+// of 9 are copied from that, one dim per coordinate.
+// CHECK-LABEL: func.func @taps_of_heads_in_one_stick
+// CHECK:         %[[Q:.*]] = spyre.pointwise "exp"
+// CHECK-NEXT:    %[[ROWS:.*]] = spyre.restickify (%[[Q]]) : {{.*}} -> tensor<32x18xf16, #spyre.layout<device_size = [1, 72, 64], dim_order = [1, 0], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[NEST:.*]] = spyre.restickify (%[[ROWS]]) {iteration_space = array<i64: 32, 2, 9>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, ((d1 * 9) + d2))>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]}
+// CHECK-SAME:      -> tensor<32x2x9xf16, #spyre.layout<device_size = [64, 1, 2, 64], dim_order = [1, 2, 0], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[TAPS:.*]] = spyre.restickify (%[[NEST]]) : {{.*}} -> tensor<32x2x9xf16, #spyre.layout<device_size = [2, 1, 64, 64], dim_order = [0, 1, 2], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[K:.*]] = spyre.restickify (%[[TAPS]]) {iteration_space = array<i64: 2, 32, 9>, indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (((d1 * 2) + d0), d2)>]}
+// CHECK-SAME:      -> tensor<64x9xf16, #spyre.layout<device_size = [1, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    spyre.reduce "max" (%[[K]]) dims [1]
+func.func @taps_of_heads_in_one_stick(%x: tensor<32x18xf16>) -> tensor<64x1xf16> {
+  %q = spyre.pointwise "exp" (%x) : (tensor<32x18xf16>) -> tensor<32x18xf16>
+  %k = spyre.view %q affine_map<(d0, d1) -> ((d0 * 9 + d1) floordiv 18, (d0 * 9 + d1) mod 18)> : tensor<32x18xf16> -> tensor<64x9xf16>
+  %m = spyre.reduce "max" (%k) dims [1] : (tensor<64x9xf16>) -> tensor<64x1xf16>
+  func.return %m : tensor<64x1xf16>
+}
