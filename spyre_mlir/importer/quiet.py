@@ -1,14 +1,18 @@
 # What torch prints by itself while a program is exported, loaded or
-# decomposed: the FutureWarning its pytree internals raise about LeafSpec, and
-# the log records (a traceback) its fake-tensor dispatcher writes before an
-# exception propagates.  Reads and restores the warning filters and the
-# handlers of torch's loggers; writes the held log records back to those
-# handlers on success, or onto the exception on failure.
+# decomposed: the FutureWarning its pytree internals raise about LeafSpec, the
+# log records (a traceback) its fake-tensor dispatcher writes before an
+# exception propagates, and the partial graph torch.export prints on stderr
+# when it fails.  Reads and restores the warning filters, the handlers of
+# torch's loggers and sys.stderr; writes what it held back to them on success,
+# or onto the exception on failure.
 """Keeping torch's own output out of our one-line diagnostics."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,11 +34,13 @@ class _Hold(logging.Handler):
 
 @contextmanager
 def quiet_torch() -> Iterator[None]:
-    """Run the block without torch's LeafSpec FutureWarning and with torch's log records held back.
+    """Run the block without torch's LeafSpec FutureWarning, with torch's log records and
+    whatever is printed on stderr held back.
 
-    When the block succeeds the held records go to torch's handlers as usual; when it
-    raises, they go onto the exception as a note instead, which its traceback shows
-    (``--debug``) and the one-line diagnostic does not.  Other warnings, the user's
+    When the block succeeds the held records go to torch's handlers and the held text to
+    stderr, as usual; when it raises, they go onto the exception as notes instead, which
+    its traceback shows (``--debug``) and the one-line diagnostic does not (torch.export
+    prints the partial graph of a failed export on stderr).  Other warnings, the user's
     included, are untouched.
     """
     hold = _Hold()
@@ -44,9 +50,10 @@ def quiet_torch() -> Iterator[None]:
     saved = {logger: logger.handlers for logger in loggers}
     for logger in loggers:
         logger.handlers = [hold]
+    printed = io.StringIO()
     failed = False
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stderr(printed):
             warnings.filterwarnings("ignore", message=LEAFSPEC_WARNING, category=FutureWarning)
             yield
     except BaseException as e:
@@ -54,6 +61,8 @@ def quiet_torch() -> Iterator[None]:
         if hold.records:
             formatter = logging.Formatter("%(levelname)s %(name)s: %(message)s")
             e.add_note("torch logged:\n" + "\n".join(formatter.format(r) for r in hold.records))
+        if printed.getvalue().strip():
+            e.add_note("printed on stderr:\n" + printed.getvalue().strip("\n"))
         raise
     finally:
         for logger, handlers in saved.items():
@@ -61,3 +70,4 @@ def quiet_torch() -> Iterator[None]:
         if not failed:
             for record in hold.records:
                 logging.getLogger(record.name).handle(record)
+            sys.stderr.write(printed.getvalue())

@@ -157,6 +157,40 @@ def test_torch_logs_stay_behind_debug(tmp_path):
     assert 'File "model.py", line 6' in debug.stderr
 
 
+BRANCHING_ON_VALUES = """\
+import torch
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, x):
+        if (x > 0).all():
+            return x * 2
+        return x
+
+
+def build():
+    return Branchy(), (torch.ones(4, 64, dtype=torch.float16),)
+"""
+
+
+def test_the_partial_graph_torch_export_prints_stays_behind_debug(tmp_path):
+    """Regression: a model that branches on tensor values (BART's float16 overflow check) fails
+    in torch.export, which prints the partial graph on stderr, about 20 lines here and 270 for
+    BART, before our error.  The error is our one line; --debug shows what torch printed."""
+    pytest.importorskip("torch")
+    (tmp_path / "model.py").write_text(BRANCHING_ON_VALUES)
+    command = [str(BIN / "spyre-compile"), "model.py:build", "-o", "out"]
+    quiet = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 1
+    assert quiet.stderr.splitlines() == [
+        "model.py:6: error: torch.export raised GuardOnDataDependentSymNode: Could not guard on data-dependent "
+        "expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)"]
+    assert not (tmp_path / "out").exists()
+    debug = subprocess.run([*command, "--debug"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert debug.returncode == 1
+    assert "printed on stderr:" in debug.stderr and "torch.ops.aten.gt.Scalar" in debug.stderr
+
+
 # --------------------------------------------------------------------------
 # What it says: one line when done, progress on a terminal only
 # --------------------------------------------------------------------------
