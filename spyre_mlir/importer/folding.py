@@ -82,7 +82,31 @@ def known_values(program: torch.export.ExportedProgram, inputs: Mapping[str, Any
             except Exception:  # torch rejects the call: the importer reports the node instead
                 continue
             known.evaluated += 1
+        elif node.op == "call_function" and (masked := _masked_by_known(node, known)) is not None:
+            known.values[node] = masked
+            known.evaluated += 1
     return known
+
+
+def _masked_by_known(node: torch.fx.Node, known: KnownValues) -> torch.Tensor | None:
+    """``x == -inf`` for ``x = s + m`` with ``m`` known and ``s`` computed (attention scores plus
+    a mask: the guard of torch's safe softmax): ``m == -inf``, broadcast to ``x``'s shape, since a
+    finite ``s`` (scores of finite inputs) plus ``m`` is ``-inf`` exactly where ``m`` is.  The
+    chain that asks whether a row is all ``-inf`` is then known too, and a causal mask without
+    padding proves no row is, so the guard selects the softmax everywhere.  None for any other
+    node."""
+    if node.target is not aten.eq.Scalar or len(node.args) != 2 or node.args[1] != float("-inf"):
+        return None
+    total = node.args[0]
+    if not isinstance(total, torch.fx.Node) or total.target is not aten.add.Tensor or len(total.args) != 2:
+        return None
+    mask = [a for a in total.args if isinstance(a, torch.fx.Node) and a in known]
+    scores = [a for a in total.args if isinstance(a, torch.fx.Node) and a not in known]
+    val = total.meta.get("val")
+    if len(mask) != 1 or len(scores) != 1 or not isinstance(val, torch.Tensor) or not val.is_floating_point() \
+            or not isinstance(known[mask[0]], torch.Tensor) or total.kwargs.get("alpha", 1) != 1:
+        return None
+    return torch.eq(known[mask[0]], float("-inf")).expand(val.shape)
 
 
 def state_buffers(program: torch.export.ExportedProgram) -> set[str]:

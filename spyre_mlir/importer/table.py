@@ -189,6 +189,9 @@ def _pow(cx: NodeEmitter, x: SSAValue, exponent: Any) -> SSAValue:
 
 
 def _where(cx: NodeEmitter, cond: SSAValue, x: Any, y: Any) -> SSAValue:
+    chosen = _known_choice(cx, x, y)
+    if chosen is not None:
+        return chosen
     consts = {}
     operands = [cond]
     for name, a in (("x", x), ("y", y)):
@@ -198,6 +201,21 @@ def _where(cx: NodeEmitter, cond: SSAValue, x: Any, y: Any) -> SSAValue:
             consts[name] = scalar(a)
     elem = cx.out_elem(_first_tensor(x, y))
     return cx.pointwise("where3", operands, consts, elem)
+
+
+def _known_choice(cx: NodeEmitter, x: Any, y: Any) -> SSAValue | None:
+    """The operand a ``where`` selects everywhere when its condition is known at compile time and
+    the same everywhere (safe softmax's guard under a causal mask: no row is all masked), if that
+    operand is a computed value of the result's shape and element type; else None."""
+    cond = cx.known(cx.node.args[0]) if isinstance(cx.node.args[0], torch.fx.Node) else None
+    if not isinstance(cond, torch.Tensor) or cond.numel() == 0:
+        return None
+    chosen = x if bool(cond.all()) else y if not bool(cond.any()) else None
+    val = cx.node.meta.get("val")
+    if not isinstance(chosen, SSAValue) or not isinstance(val, torch.Tensor) \
+            or list(shape_of(chosen)) != list(val.shape) or elem_of(chosen) != cx.out_elem(chosen):
+        return None
+    return chosen
 
 
 # Bool tensors are 0/1 in the float type they are computed in (``out_elem``): a comparison
