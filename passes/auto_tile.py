@@ -22,13 +22,16 @@ operand the tiles re-read.  The pass weighs exactly that:
    core on all cores, for each dim name its writer and every reader iterate as
    an output dim, the group of contiguous compute ops from the writer to its
    last reader that iterate that name as an output dim (none tiled by an
-   earlier round), with the smallest tile count that makes the value fit and
-   twice that, counts dividing the dim.
+   earlier round), and the group from the writer to the end of its chain
+   (:func:`_chain_end`: on through each value in the group that overflows LX
+   too, up to a matmul: a softmax from the mask's add to its division), each
+   with the smallest tile count that makes the value fit and twice that,
+   counts dividing the dim.
 3. Each candidate is priced (:func:`predicted_ns`): a clone of the module gets
    the hints and runs the later planning stages, then the cost model's total.
    The cheapest candidate that beats the untiled plan wins; rounds repeat
    while one wins and the budget (``max_candidates`` priced per module) lasts.
-   A candidate the tiling rules refuse is skipped.
+   A candidate the tiling rules refuse is skipped and not counted.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from spyre_mlir.analysis.residency import lx_readers
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
+from spyre_mlir.opfuncs import OpKind
 
 
 @dataclass(frozen=True)
@@ -82,13 +86,35 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
         for name, size in _output_names(writer).items():
             if not all(name in _output_names(r) for r in readers):
                 continue
-            members = tuple(i for i in range(index[writer], last + 1) if ops[i].parent_block() is block
-                            and name in _output_names(ops[i]) and not _tiled(ops[i]))
             need = math.ceil(share / config.usable_lx_bytes)
             counts = [c for c in range(need, size + 1) if size % c == 0][:1]
             counts += [2 * c for c in counts if size % (2 * c) == 0]
-            found += [Candidate(members, name, c) for c in counts if Candidate(members, name, c) not in found]
+            for end in dict.fromkeys((last, _chain_end(ops, index, writer, name, config))):
+                members = tuple(i for i in range(index[writer], end + 1) if ops[i].parent_block() is block
+                                and name in _output_names(ops[i]) and not _tiled(ops[i]))
+                found += [Candidate(members, name, c) for c in counts if Candidate(members, name, c) not in found]
     return found
+
+
+def _chain_end(ops: list[ComputeOp], index: dict[ComputeOp, int], writer: ComputeOp, name: str,
+               config: SpyreConfig) -> int:
+    """The position of the last op of ``writer``'s chain for ``name``: its last reader, and on
+    through the last reader of each value written in between that does not fit LX either, is
+    read only from LX and whose readers all iterate ``name`` as an output dim, up to a matmul (a
+    softmax's scores, shifted scores, exponentials and probabilities: from the mask's add to the
+    division, before the matmul by V)."""
+    last = max(index[use.operation] for use in writer.result.uses)
+    i = index[writer] + 1
+    while i <= last:
+        op = ops[i]
+        readers = [use.operation for use in op.result.uses]
+        if op.parent_block() is writer.parent_block() and name in _output_names(op) and not _tiled(op) \
+                and tensor_layout(op.result.type).nbytes / config.cores > config.usable_lx_bytes \
+                and lx_readers(op.result) and all(name in _output_names(r) and r.op_func().kind is not OpKind.MATMUL
+                                                  for r in readers):
+            last = max(last, *(index[r] for r in readers))
+        i += 1
+    return last
 
 
 def apply_candidate(module: ModuleOp, candidate: Candidate) -> None:
@@ -138,11 +164,13 @@ def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = Tru
         if best_ns is None:
             best_ns = predicted_ns(module, None, span_tiling, lx_solver)
         priced: list[tuple[float, Candidate]] = []
-        for candidate in found[:budget]:
+        for candidate in found:
+            if len(priced) == budget:
+                break
             ns = predicted_ns(module, candidate, span_tiling, lx_solver)
             if ns is not None:
                 priced.append((ns, candidate))
-        budget -= len(found[:budget])
+        budget -= len(priced)
         if best_ns is None or not priced:
             break
         ns, best = min(priced, key=lambda p: p[0])
