@@ -77,9 +77,9 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
     index = {op: i for i, op in enumerate(ops)}
     found: list[Candidate] = []
     for writer in ops:
-        share = tensor_layout(writer.result.type).nbytes / config.cores
-        if _tiled(writer) or share <= config.usable_lx_bytes or not lx_readers(writer.result):
+        if _tiled(writer) or not _overflows_lx(writer, config):
             continue  # tiled by an earlier round, fits, or not an LX candidate however small
+        share = _share(writer, config)
         block = writer.parent_block()
         readers = [use.operation for use in writer.result.uses]
         last = max(index[r] for r in readers)
@@ -96,6 +96,17 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
     return found
 
 
+def _share(op: ComputeOp, config: SpyreConfig) -> float:
+    """The bytes of ``op``'s result each core holds when all cores share it."""
+    return tensor_layout(op.result.type).nbytes / config.cores
+
+
+def _overflows_lx(op: ComputeOp, config: SpyreConfig) -> bool:
+    """True when ``op``'s result could stay in LX (read only from LX, :func:`lx_readers`) but its
+    per-core share does not fit there."""
+    return _share(op, config) > config.usable_lx_bytes and lx_readers(op.result)
+
+
 def _chain_end(ops: list[ComputeOp], index: dict[ComputeOp, int], writer: ComputeOp, name: str,
                config: SpyreConfig) -> int:
     """The position of the last op of ``writer``'s chain for ``name``: its last reader, and on
@@ -109,9 +120,8 @@ def _chain_end(ops: list[ComputeOp], index: dict[ComputeOp, int], writer: Comput
         op = ops[i]
         readers = [use.operation for use in op.result.uses]
         if op.parent_block() is writer.parent_block() and name in _output_names(op) and not _tiled(op) \
-                and tensor_layout(op.result.type).nbytes / config.cores > config.usable_lx_bytes \
-                and lx_readers(op.result) and all(name in _output_names(r) and r.op_func().kind is not OpKind.MATMUL
-                                                  for r in readers):
+                and _overflows_lx(op, config) \
+                and all(name in _output_names(r) and r.op_func().kind is not OpKind.MATMUL for r in readers):
             last = max(last, *(index[r] for r in readers))
         i += 1
     return last

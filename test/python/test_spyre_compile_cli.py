@@ -139,22 +139,31 @@ def build():
 """
 
 
+def _compile_failing_model(tmp_path, source: str) -> tuple[str, str]:
+    """The stderr of ``spyre-compile model.py:build`` on ``source``, without and with --debug; both
+    runs must fail with exit status 1 and write no output directory."""
+    (tmp_path / "model.py").write_text(source)
+    command = [str(BIN / "spyre-compile"), "model.py:build", "-o", "out"]
+    errors = []
+    for extra in ([], ["--debug"]):
+        run = subprocess.run([*command, *extra], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 1
+        assert not (tmp_path / "out").exists()
+        errors.append(run.stderr)
+    return errors[0], errors[1]
+
+
 def test_torch_logs_stay_behind_debug(tmp_path):
     """torch logs a traceback when an op fails under torch.export: the error is our one line, and
     --debug shows the traceback with what torch logged."""
     pytest.importorskip("torch")
-    (tmp_path / "model.py").write_text(FAILING_IN_A_TORCH_OP)
-    command = [str(BIN / "spyre-compile"), "model.py:build", "-o", "out"]
-    quiet = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert quiet.returncode == 1
-    assert quiet.stderr.splitlines() == [
+    quiet, debug = _compile_failing_model(tmp_path, FAILING_IN_A_TORCH_OP)
+    assert quiet.splitlines() == [
         "model.py:6: error: torch.export raised RuntimeError: a and b must have same reduction dim, but got "
         "[4, 64] X [4, 64]."]
-    debug = subprocess.run([*command, "--debug"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert debug.returncode == 1
-    assert debug.stderr.startswith("Traceback") and "torch logged:" in debug.stderr
-    assert "failed while attempting to run meta for aten.mm.default" in debug.stderr
-    assert 'File "model.py", line 6' in debug.stderr
+    assert debug.startswith("Traceback") and "torch logged:" in debug
+    assert "failed while attempting to run meta for aten.mm.default" in debug
+    assert 'File "model.py", line 6' in debug
 
 
 BRANCHING_ON_VALUES = """\
@@ -178,17 +187,11 @@ def test_the_partial_graph_torch_export_prints_stays_behind_debug(tmp_path):
     in torch.export, which prints the partial graph on stderr, about 20 lines here and 270 for
     BART, before our error.  The error is our one line; --debug shows what torch printed."""
     pytest.importorskip("torch")
-    (tmp_path / "model.py").write_text(BRANCHING_ON_VALUES)
-    command = [str(BIN / "spyre-compile"), "model.py:build", "-o", "out"]
-    quiet = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert quiet.returncode == 1
-    assert quiet.stderr.splitlines() == [
+    quiet, debug = _compile_failing_model(tmp_path, BRANCHING_ON_VALUES)
+    assert quiet.splitlines() == [
         "model.py:6: error: torch.export raised GuardOnDataDependentSymNode: Could not guard on data-dependent "
         "expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)"]
-    assert not (tmp_path / "out").exists()
-    debug = subprocess.run([*command, "--debug"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert debug.returncode == 1
-    assert "printed on stderr:" in debug.stderr and "torch.ops.aten.gt.Scalar" in debug.stderr
+    assert "printed on stderr:" in debug and "torch.ops.aten.gt.Scalar" in debug
 
 
 # --------------------------------------------------------------------------
