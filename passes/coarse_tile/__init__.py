@@ -68,6 +68,12 @@ Rules (DESIGN §7):
   group that carries its hint, the iteration dims whose names start with its
   name.  An op that does not iterate the name stays outside that level's loop
   (loop-invariant).  Ops in a loop must be contiguous among their siblings.
+  Where an op iterates the name over several dims that make one index
+  (grouped-query heads: a matmul reads ``kv * g + q``, the key/value head and
+  the query head within its group), the count is taken over them outermost
+  first, one loop per dim it divides: 16 tiles of 32 heads iterated as 8 x 4
+  are a loop of 8 around a loop of 2; the ops that iterate the name whole take
+  both loops in turn.  A count that is no whole blocks of the dims is an error.
 * **Loop boundary.**  Operands defined outside the group are sliced from the
   full value through the op's indexing maps; values of the group used later
   leave each loop by ``tensor.insert_slice`` into an ``iter_args`` accumulator

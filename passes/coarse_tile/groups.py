@@ -12,6 +12,8 @@ interloper; otherwise it is an error, as is a hint id in two groups.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.func import FuncOp
@@ -20,7 +22,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from spyre_mlir.analysis.assembly import assembled_by
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr
-from spyre_mlir.passes.coarse_tile.schedule import Level, tiling_hint_ids
+from spyre_mlir.passes.coarse_tile.schedule import Level, radix_dims, tiling_hint_ids
 
 
 @dataclass
@@ -121,7 +123,35 @@ def group_levels(group: Group, known_names: set[str]) -> list[Level]:
                 emit_warning(f"tiling hint {hint_id}: no op in its scope iterates dim '{name}'; "
                              f"the tile count {count} is ignored", op=scope[0])
                 continue
-            levels.append(level)
+            levels.extend(_radix_levels(level, scope))
+    return levels
+
+
+def _radix_levels(level: Level, scope: Sequence[ComputeOp]) -> list[Level]:
+    """``level`` as one loop per digit it divides where an op of ``scope`` iterates its name over
+    several dims that make one index (:func:`radix_dims`): 16 tiles of 32 grouped-query heads,
+    iterated as 8 key/value heads of 4, are a loop of 8 over the key/value heads around a loop of 2
+    within them.  Each loop divides the one dim of the ops that iterate the name whole, in turn."""
+    for op in scope:
+        named = tuple(d for d, names in enumerate(op.get_dim_names() or ()) if level.name in names)
+        digits = radix_dims(op, named)
+        if digits is not None:
+            break
+    else:
+        return [level]
+    sizes = [op.get_iteration_space()[d] for d in digits]
+    levels, remaining = [], level.count
+    for part, size in enumerate(sizes):
+        last = part == len(sizes) - 1
+        take = size if remaining > size and remaining % size == 0 and not last else remaining
+        if size % take:
+            raise SpyreError(f"'{op.name}' op: cannot tile dim '{level.name}' by {level.count}: the op iterates "
+                             f"it as {' x '.join(map(str, sizes))} (outermost first), and {level.count} tiles "
+                             "are not whole blocks of those", op=op)
+        levels.append(dataclasses.replace(level, count=take, part=part))
+        remaining //= take
+        if remaining == 1:
+            break
     return levels
 
 

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ArrayAttr
 from xdsl.ir import Operation
 
 from spyre_mlir.analysis.assembly import assembled_by
+from spyre_mlir.analysis.linear import affine_linear
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr
 
@@ -40,13 +41,44 @@ class Level:
     dims: tuple[int, ...] | None = None
     """Explicit iteration dims to divide (automatic levels of a single op); None: by ``name``."""
 
+    part: int = 0
+    """Where an op iterates ``name`` over several dims that make one index between them
+    (:func:`radix_dims`), the one this level divides, outermost 0; an op iterating ``name`` as one
+    dim divides it at every part."""
+
     def divided_dims(self, op: ComputeOp) -> tuple[int, ...]:
         """The iteration dims of ``op`` this level divides (empty: ``op`` is invariant at this level)."""
         if self.dims is not None:
             return self.dims
         if self.hint_id is not None and self.hint_id not in tiling_hint_ids(op):
             return ()
-        return tuple(d for d, names in enumerate(op.get_dim_names() or ()) if self.name in names)
+        named = tuple(d for d, names in enumerate(op.get_dim_names() or ()) if self.name in names)
+        radix = radix_dims(op, named)
+        return (radix[self.part],) if radix is not None and self.part < len(radix) else named
+
+
+def radix_dims(op: ComputeOp, dims: Sequence[int]) -> tuple[int, ...] | None:
+    """``dims`` outermost first when they are the digits of one index: some coordinate of ``op``'s
+    indexing maps reads them as ``sum(c_d * d)`` with each ``c_d`` the extent of the digits inside
+    it (grouped-query heads: the key/value head and the query head within its group, ``kv * g + q``);
+    else None (also for fewer than two dims)."""
+    if len(dims) < 2:
+        return None
+    space = op.get_iteration_space()
+    for m in op.get_indexing_maps():
+        for expr in m.results:
+            linear = affine_linear(expr)
+            if linear is None or any(linear.coefficient(d) <= 0 for d in dims):
+                continue
+            inner_first = sorted(dims, key=linear.coefficient)
+            place = linear.coefficient(inner_first[0])
+            for d in inner_first:
+                if linear.coefficient(d) != place:
+                    break
+                place *= space[d]
+            else:
+                return tuple(reversed(inner_first))
+    return None
 
 
 @dataclass(eq=False)

@@ -132,8 +132,17 @@ def tile_region(op: ComputeOp, m: AffineMap, box: tuple[list[Linear], list[int]]
             origin = origin + b_origins[d].scaled(c)
         origins.append(origin)
         sizes.append(sum(c * (s - 1) for c, s in zip(coefs, b_sizes)) + 1)
-        exprs.append(affine_sum(coefs, 0))
+        exprs.append(affine_sum(_stepping(coefs, b_sizes), 0))
     return TileRegion(tuple(origins), tuple(sizes), tuple(exprs))
+
+
+def _stepping(coefs: Sequence[int], sizes: Sequence[int]) -> list[int]:
+    """``coefs`` with each dim the tile takes one step of (it adds 0) placed just outside the dims
+    it steps: ``d1 * 2 + d0`` of a tile whose ``d0`` and ``d1`` are one step each reads ``d0 + d1``,
+    one element, where a coefficient of 2 over one element would step past it.  Every dim stays
+    in the coordinate, so the tile's maps keep which dims are outputs."""
+    place = max((c * s for c, s in zip(coefs, sizes) if c and s > 1), default=1)
+    return [c if not c or s > 1 else place for c, s in zip(coefs, sizes)]
 
 
 def tile_type(full: TensorType, sizes: Sequence[int]) -> TensorType:

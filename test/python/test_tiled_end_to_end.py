@@ -58,8 +58,45 @@ REDUCTIONS: dict[str, Callable[[], Program]] = {
 }
 """Tiled reductions: a ``spyre.fill`` accumulator, partial op + combine in the loop."""
 
-TILED = {"add_mul_nested", "wsr_matmul", "wsr_matmul_view", "softmax", "transformer_block", *REDUCTIONS}
-PROGRAMS = {**EXAMPLES, **REDUCTIONS}
+
+
+def _grouped_attention(tiles: dict[str, int]) -> Callable[[], Program]:
+    """Causal attention of 4 query heads over 2 key/value heads (grouped-query attention as
+    transformers writes it: keys and values expanded and reshaped to the query heads), the scores,
+    softmax and matmul by the values tiled over the heads ``H``."""
+    heads, kv_heads, length, head_dim = 4, 2, 128, 64
+
+    def build() -> Program:
+        for name, size in (("B", 1), ("H", heads), ("KV", kv_heads), ("S", length), ("T", length),
+                           ("D", head_dim)):
+            declare_tensor_dim(name, size)
+        q, k, v = (torch.randn(1, h, length, head_dim).to(torch.float16) for h in (heads, kv_heads, kv_heads))
+        name_tensor_dims(q, ["B", "H", "S", "D"])
+        name_tensor_dims(k, ["B", "KV", "T", "D"])
+        name_tensor_dims(v, ["B", "KV", "T", "D"])
+        mask = torch.full((length, length), float("-inf"), dtype=torch.float16).triu(1)
+
+        def attention(q, k, v):
+            group = heads // kv_heads
+            k = k[:, :, None].expand(1, kv_heads, group, length, head_dim).reshape(1, heads, length, head_dim)
+            v = v[:, :, None].expand(1, kv_heads, group, length, head_dim).reshape(1, heads, length, head_dim)
+            with spyre_hint(tiles=tiles):
+                scores = q @ k.transpose(-1, -2) * head_dim ** -0.5 + mask
+                return torch.softmax(scores, dim=-1) @ v
+        return attention, (q, k, v)
+    return build
+
+
+GROUPED_ATTENTION: dict[str, Callable[[], Program]] = {
+    "grouped_attention_by_kv_heads": _grouped_attention({"H": 2}),
+    "grouped_attention_by_query_heads": _grouped_attention({"H": 4}),
+}
+"""Tiles of grouped-query heads: the matmuls iterate H as (key/value head, head in its group); 2
+tiles are one loop over the key/value heads, 4 a loop within each group inside it."""
+
+TILED = {"add_mul_nested", "wsr_matmul", "wsr_matmul_view", "softmax", "transformer_block", *REDUCTIONS,
+         *GROUPED_ATTENTION}
+PROGRAMS = {**EXAMPLES, **REDUCTIONS, **GROUPED_ATTENTION}
 BIG = {"transformer_block"}
 
 
