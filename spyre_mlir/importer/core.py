@@ -62,6 +62,7 @@ from spyre_mlir.importer.pooling import (
     nearest_upsampled,
 )
 from spyre_mlir.importer.quiet import quiet_torch
+from spyre_mlir.importer.result_views import write_viewed_matmul_results
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
 
 
@@ -345,6 +346,7 @@ class _Importer:
         block.add_op(ret)
         _drop_dead(block)
         _drop_unread_constants(block, arg_types, arg_attrs)
+        write_viewed_matmul_results(block)
         f = func.FuncOp(self.func_name, (arg_types, [r.type for r in results]), Region(block),
                         arg_attrs=ArrayAttr(arg_attrs), res_attrs=ArrayAttr(res_attrs))
         folded = self._folded_ops()
