@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.ir import SSAValue
 
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, output_results
+from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
 from spyre_mlir.analysis.work import WorkProblem, work_problem
 from spyre_mlir.diagnostics import SpyreError
@@ -323,13 +324,14 @@ def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -
 
 def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
     """The roofline lower bound of ``body`` on ``cores`` cores: each graph input read once and each
-    output written once at peak bandwidth, against all its MACs at the peak of all the cores.  A
+    output written once at peak bandwidth, against all its MACs (a matmul in a loop's body once per
+    iteration: the bound does not depend on the plan's tiling) at the peak of all the cores.  A
     buffer the program updates in place counts once, as an input.  Tensors count their elements,
     not the padding of the layout they are staged in (a plan may stage them otherwise), and a
     table read through an index the rows it can address (:func:`_read_bytes`)."""
     inputs = sum(_read_bytes(arg) for arg in body.body.block.args)
     outputs = sum(tensor_layout(body.function_type.outputs.data[j]).host_nbytes for j in output_results(body))
-    macs = sum(math.prod(op.get_iteration_space()) for op in body.walk()
+    macs = sum(math.prod(op.get_iteration_space()) * iterations(op) for op in body.walk()
                if isinstance(op, ComputeOp) and op.op_func().kind is OpKind.MATMUL)
     return max((inputs + outputs) / facts.hbm_bytes_per_ns, macs / (cores * facts.macs_per_ns_per_core))
 
