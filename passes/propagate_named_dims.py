@@ -38,6 +38,13 @@ Rules, in the order the analysis applies them:
    side by side along keep generated names.
 5. Dims no name reaches get a generated name (below), except value dims of
    extent 1, which may stay unnamed (as the importer leaves them).
+6. Two iteration dims of one op never share names: the names an earlier dim of
+   the op took are no candidates for a later one, which takes another operand's
+   or, with none, a generated name.  Attention's
+   scores ``q @ k^T`` read the query rows and the key rows both from the
+   sequence dim of the input ids; the key rows get a name of their own, so that
+   a loop can divide the query rows alone (one loop for both would visit only
+   the tiles where they are equal).
 
 Generated names start with ``%`` and derived names contain ``/`` or ``%``, so
 neither can equal a user name (``declare_tensor_dim`` takes identifiers):
@@ -46,7 +53,7 @@ neither can equal a user name (``declare_tensor_dim`` takes identifiers):
   ``spyre.name``, else its SSA name, else ``arg<i>``) when it has no names;
 * ``%<k>.<d>``: dim ``d`` of the ``k``-th op of the function (walk order, from
   0): a result dim of a view or fill that no name reaches, or an iteration dim
-  of a compute op that no operand names;
+  of a compute op that no operand names (but as an earlier dim of the op);
 * ``<name>/<s>``, ``<name>/<s>%<e>``, ``<name>%<e>``: the part
   ``(name floordiv s) mod e`` of a name split over several dims by a view
   (``D`` of extent 128 viewed as ``[2, 64]`` gives ``D/64`` and ``D%64``).
@@ -298,8 +305,12 @@ def _choose(op: ComputeOp, dim: int, candidates: list[tuple[int, Names]]) -> Nam
 
 
 def compute_dim_names(op: ComputeOp, operand_names: Sequence[DimNames]) -> list[Names]:
-    """Names per iteration dim of ``op`` (``()`` where no operand names it); warns on conflicts."""
-    return [_choose(op, i, c) for i, c in enumerate(_operand_candidates(op, operand_names))]
+    """Names per iteration dim of ``op`` (``()`` where no operand names it other than as an
+    earlier iteration dim of ``op``: rule 6); warns on conflicts."""
+    chosen: list[Names] = []
+    for i, candidates in enumerate(_operand_candidates(op, operand_names)):
+        chosen.append(_choose(op, i, [c for c in candidates if c[1] not in chosen]))
+    return chosen
 
 
 # --------------------------------------------------------------------------

@@ -236,3 +236,21 @@ module attributes {spyre.target = #spyre.target<cores = 1, lx_fraction = 0.2>} {
     func.return %y : tensor<1x32x2048x2048xf32>
   }
 }
+
+// -----
+
+// Attention scores: the query and key rows come from inputs named alike, and
+// spyre-propagate-named-dims names the key rows apart (%1.1), so 'S' tiles the
+// query rows alone and every tile reads all the keys.
+// CHECK-LABEL: func.func @query_rows
+// NOSPAN-LABEL: func.func @query_rows
+// CHECK: scf.for %[[I:i]] =
+// CHECK-NEXT: %[[R:.*]] = affine.apply affine_map<(d0) -> ((d0 * 64))> (%[[I]])
+// CHECK-NEXT: %[[QT:.*]] = tensor.extract_slice %q[%[[R]], 0] [64, 64] [1, 1]
+// CHECK-NEXT: spyre.matmul (%[[QT]], %{{.*}}) {dims = {{\[\["S"\], \["%1.1"\], \["D"\]\]}}} : ({{.*}}, tensor<64x256xf16, {{.*}}) -> tensor<64x256xf16
+func.func @query_rows(%q: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]},
+                      %k: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]}) -> tensor<256x256xf16> {
+  %kt = spyre.view %k affine_map<(d0, d1) -> (d1, d0)> : tensor<256x64xf16> -> tensor<64x256xf16>
+  %s = spyre.matmul (%q, %kt) {hints = [#spyre.hint<1, tiles = {S = 4}>]} : (tensor<256x64xf16>, tensor<64x256xf16>) -> tensor<256x256xf16>
+  func.return %s : tensor<256x256xf16>
+}

@@ -9,19 +9,6 @@ func.func @not_divisible(%x: tensor<64x128xf16> {spyre.dims = [["R"], ["C"]]}) -
 
 // -----
 
-// Attention scores: query and key positions carry the same name.  One loop over
-// 'S' would index both dims by the same tile and compute only the diagonal
-// blocks (a wrong number): refused.
-func.func @two_dims_one_name(%q: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]},
-                             %k: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]}) -> tensor<256x256xf16> {
-  %kt = spyre.view %k affine_map<(d0, d1) -> (d1, d0)> : tensor<256x64xf16> -> tensor<64x256xf16>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.matmul' op: cannot tile dim 'S': it names iteration dims [0, 1], and one loop would only visit the tiles where they are equal
-  %s = spyre.matmul (%q, %kt) {hints = [#spyre.hint<1, tiles = {S = 4}>]} : (tensor<256x64xf16>, tensor<64x256xf16>) -> tensor<256x256xf16>
-  func.return %s : tensor<256x256xf16>
-}
-
-// -----
-
 func.func @not_whole_sticks(%x: tensor<64x128xf16> {spyre.dims = [["R"], ["C"]]}) -> tensor<64x128xf16> {
   // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op: tiling dim 'C' of extent 128 by 4 gives tiles of 32 elements along the stick dim of a [64, 128] tensor, not a whole number of 64-element sticks
   %r = spyre.pointwise "neg" (%x) {hints = [#spyre.hint<1, tiles = {C = 4}>]} : (tensor<64x128xf16>) -> tensor<64x128xf16>

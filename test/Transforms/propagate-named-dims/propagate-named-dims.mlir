@@ -111,3 +111,23 @@ func.func @fill_and_stale_dims(%x: tensor<1x64xf16> {spyre.dims = [["A"], ["B"]]
   %0 = spyre.pointwise "add" (%x, %f) {dims = [["stale"], ["names"]]} : (tensor<1x64xf16>, tensor<1x64xf16>) -> tensor<1x64xf16>
   func.return %0 : tensor<1x64xf16>
 }
+
+// -----
+
+// Rule 6: attention's scores read the query rows and the key rows from inputs
+// named alike; the key rows (the second iteration dim named "S") are named as
+// if no operand named them, "%1.1", and the ops reading the scores follow.
+// The contraction over the keys takes the scores' name for them, "S" being the
+// query rows'.
+// CHECK-LABEL: func.func @scores(
+// CHECK: %[[S:.*]] = spyre.matmul (%q, %{{.*}}) {dims = {{\[\["S"\], \["%1.1"\], \["D"\]\]}}}
+// CHECK-NEXT: %[[E:.*]] = spyre.pointwise "exp" (%[[S]]) {dims = {{\[\["S"\], \["%1.1"\]\]}}}
+// CHECK-NEXT: spyre.matmul (%[[E]], %v) {dims = {{\[\["S"\], \["D"\], \["%1.1"\]\]}}}
+func.func @scores(%q: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]}, %k: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]},
+                  %v: tensor<256x64xf16> {spyre.dims = [["S"], ["D"]]}) -> tensor<256x64xf16> {
+  %kt = spyre.view %k affine_map<(d0, d1) -> (d1, d0)> : tensor<256x64xf16> -> tensor<64x256xf16>
+  %s = spyre.matmul (%q, %kt) : (tensor<256x64xf16>, tensor<64x256xf16>) -> tensor<256x256xf16>
+  %e = spyre.pointwise "exp" (%s) : (tensor<256x256xf16>) -> tensor<256x256xf16>
+  %o = spyre.matmul (%e, %v) : (tensor<256x256xf16>, tensor<256x64xf16>) -> tensor<256x64xf16>
+  func.return %o : tensor<256x64xf16>
+}
