@@ -34,6 +34,8 @@ from typing import Any
 
 import torch
 
+from rows import rows_table
+
 _spec = importlib.util.spec_from_file_location("example_generation", Path(__file__).resolve().parents[1]
                                                / "examples" / "generation.py")
 assert _spec is not None and _spec.loader is not None
@@ -94,14 +96,6 @@ def token_rows(families: list[str], new_tokens: int, cores: int) -> list[dict[st
     return rows
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    widths = {k: max(len(k), *(len(str(row.get(k, ""))) for row in rows)) for k in keys}
-    lines = ["  ".join(k.ljust(widths[k]) for k in keys)]
-    lines += ["  ".join(str(row.get(k, "")).ljust(widths[k]) for k in keys) for row in rows]
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--layers", type=int, default=1)
@@ -117,10 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, Any] = {}
     if not args.skip_large:
         figures["granite_8b_shaped"] = large_rows(args.layers, args.prompt, args.cache, args.cores)
-        print(_table(figures["granite_8b_shaped"]), end="\n\n")
+        print(rows_table(figures["granite_8b_shaped"]), end="\n\n")
     if not args.skip_tokens:
         figures["tokens"] = token_rows(args.families, args.new_tokens, min(args.cores, 4))
-        print(_table(figures["tokens"]))
+        print(rows_table(figures["tokens"]))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
