@@ -87,6 +87,16 @@ def test_candidates_need_an_intermediate_that_overflows_lx():
     assert candidates(folded, SpyreConfig(cores=32)) == []
 
 
+def _matches_eager(out, program, fn, inputs) -> None:
+    """Run the compiled ``out`` of ``program`` on the interpreter and compare it with ``fn`` eager."""
+    outputs, _ = run(out, manifest_inputs(program, inputs, read_manifest(out), "test"))
+    with torch.no_grad():
+        expected = fn(*inputs)
+    (name, got), = outputs.items()
+    compare(name, got, as_numpy(expected[0] if isinstance(expected, (tuple, list)) else expected),
+            tolerance_for(read_manifest(out).outputs[0].dtype))
+
+
 def test_attention_scores_are_not_tiled_on_one_loop_over_both_positions(tmp_path):
     """Regression: in eager Llama attention the scores' query and key dims carry one name; a
     tiling of that name ran one loop index over both dims, computed only the diagonal blocks
@@ -101,12 +111,7 @@ def test_attention_scores_are_not_tiled_on_one_loop_over_both_positions(tmp_path
     program = export_model(fn, inputs)
     out = tmp_path / "out"
     compile_module(import_program(program), out, CompileOptions(cores=1), log=io.StringIO())
-    outputs, _ = run(out, manifest_inputs(program, inputs, read_manifest(out), "test"))
-    with torch.no_grad():
-        expected = fn(*inputs)
-    (name, got), = outputs.items()
-    compare(name, got, as_numpy(expected[0] if isinstance(expected, (tuple, list)) else expected),
-            tolerance_for(read_manifest(out).outputs[0].dtype))
+    _matches_eager(out, program, fn, inputs)
 
 
 @pytest.mark.parametrize("cores", [1, 4, 32])
@@ -132,9 +137,4 @@ def test_attention_is_tiled_from_its_scores_matmul_by_query_rows(cores, tmp_path
                   and c.op.result.type.get_shape()[-1] == 1024)  # keys: the projections end in 256 or 128
     assert (scores.runs > 1) == (cores < 32)
     assert scores.traffic.hbm_written == 0
-    outputs, _ = run(out, manifest_inputs(program, inputs, read_manifest(out), "test"))
-    with torch.no_grad():
-        expected = fn(*inputs)
-    (name, got), = outputs.items()
-    compare(name, got, as_numpy(expected[0] if isinstance(expected, (tuple, list)) else expected),
-            tolerance_for(read_manifest(out).outputs[0].dtype))
+    _matches_eager(out, program, fn, inputs)
