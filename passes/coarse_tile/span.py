@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from spyre_mlir.analysis.work import PieceSpace, WorkProblem, reduce_spans, stick_pieces, work_problem
+from spyre_mlir.analysis.work import DeviceDim, PieceSpace, WorkProblem, reduce_spans, stick_pieces, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.hardware import SpyreConfig
@@ -36,7 +36,7 @@ def span_levels(op: ComputeOp, config: SpyreConfig) -> list[Level]:
     """The loop levels that bring ``op`` within the span limit, none when it fits already.
 
     While work division could not keep the tile within the limit, the first tensor over it
-    whole has its outermost spanning device dim's first divisible driver tiled: by the smallest
+    whole has its outermost spanning device dim's driver of the largest step that divides tiled: by the smallest
     stick-aligned count that makes the op fit, else the smallest that makes that tensor fit, else
     the largest (the dim then spans a position at a time and the next dim in decides).  One level
     per tiled dim, in iteration order; no count left is an error naming the op.
@@ -49,7 +49,7 @@ def span_levels(op: ComputeOp, config: SpyreConfig) -> list[Level]:
         over = next(t for i, t in enumerate(problem.tensors)
                     if i not in problem.shared and space.span(t, {}) > config.span_limit_bytes)
         spanning = next(dim for dim in over.dims if dim.positions(space.padded_per_core({})) > 1)
-        choices = [(d, _tile_counts(sizes[d], space.piece_elems[d])) for d in sorted(spanning.coord.used_dims())]
+        choices = [(d, _tile_counts(sizes[d], space.piece_elems[d])) for d in _outermost_first(spanning)]
         d, options = next(((d, c) for d, c in choices if c), (None, []))
         if d is None:
             raise SpyreError(f"'{op.name}' op: no tile count that keeps whole sticks brings {over.name} within the "
@@ -66,6 +66,14 @@ def span_levels(op: ComputeOp, config: SpyreConfig) -> list[Level]:
         sizes = tiled(count)
     names = op.get_dim_names()
     return [Level(count, names[d][0] if names else f"d{d}", None, (d,)) for d, count in sorted(counts.items())]
+
+
+def _outermost_first(dim: DeviceDim) -> list[int]:
+    """The iteration dims driving ``dim``'s host coordinate, the one of the largest step first: a
+    tile of an inner one (the query head within its group of ``kv * 4 + q``) leaves a window as
+    wide as before, its elements strided, which no matmul can address."""
+    linear = dim.linear
+    return sorted(dim.coord.used_dims(), key=lambda d: (-(linear.coefficient(d) if linear else 0), d))
 
 
 def _tile_counts(size: int, piece: int) -> list[int]:

@@ -166,8 +166,12 @@ class OpLabels:
         self.strided = {t: sorted({*self.strided_dims(t), *self.enclosed_constants(t)}) for t in range(len(self.maps))}
         """Each tensor's :meth:`strided_dims` and :meth:`enclosed_constants`."""
         count = max(map(len, self.strided.values()), default=0)
-        if self.func.kind is OpKind.MATMUL or not count:
+        if not count:
             return
+        if self.func.kind is OpKind.MATMUL:
+            t = next(t for t, dims in self.strided.items() if dims)
+            raise self.error(f"{self.what(t)} is read or written every k-th element along host dim "
+                             f"{self.strided[t][0]} (indexing map {self.maps[t]}), which a matmul cannot address")
         rank = len(self.space)
         unused = [label for label in _LABELS if label not in self.labels]
         if count > len(unused):

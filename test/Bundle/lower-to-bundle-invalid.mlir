@@ -271,3 +271,13 @@ func.func @main(%x: tensor<16x1x300x1xf32, #spyre.layout<device_size = [1, 300, 
   func.return %m : tensor<16x1x1xf32, #spyre.layout<device_size = [1, 1, 16, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.reduce' (mean) to SDSC: its operand is sticked on '{{[a-z]+}}', a dim of one element (one element per stick), and it reduces another dim: its result would be sparse, which only a reduction over the stick writes
+
+// -----
+
+// A matmul reading every other head of its left-hand side: SDSC has no gap label
+// for a matmul, so the lowering refuses it (it crashed on the missing gap dim).
+func.func @main(%q: tensor<4x64x64xf32, #spyre.layout<device_size = [64, 2, 4, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>, %k: tensor<2x64x64xf32, #spyre.layout<device_size = [64, 2, 2, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>) -> tensor<2x64x64xf32, #spyre.layout<device_size = [64, 2, 2, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">> {
+  %s = spyre.matmul (%q, %k) {iteration_space = array<i64: 2, 64, 64, 64>, indexing_maps = [affine_map<(d0, d1, d2, d3) -> ((d0 * 2), d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], core_splits = array<i64: 1, 1, 1, 1>, placement = #spyre.placement<hbm, arg 2>} : (tensor<4x64x64xf32, #spyre.layout<device_size = [64, 2, 4, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>, tensor<2x64x64xf32, #spyre.layout<device_size = [64, 2, 2, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>) -> tensor<2x64x64xf32, #spyre.layout<device_size = [64, 2, 2, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
+  func.return %s : tensor<2x64x64xf32, #spyre.layout<device_size = [64, 2, 2, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.matmul' (batchmatmul) to SDSC: operand #0 is read or written every k-th element along host dim 0 (indexing map (d0, d1, d2, d3) -> ((d0 * 2), d1, d3)), which a matmul cannot address

@@ -85,3 +85,20 @@ def test_the_scores_stay_in_lx_where_the_softmax_overwrites_them(tmp_path):
     assert scores.traffic.hbm_written == 0
     assert scores.traffic.lx_written == 32 * 512 * 512 * 4
     torch.testing.assert_close(program.run(q, k, v), GroupedQueryAttention()(q, k, v), atol=4e-3, rtol=4e-3)
+
+
+def test_span_tiling_divides_the_key_value_heads_not_the_heads_within_a_group(tmp_path):
+    """Regression: on one core the f32 [1, 32, 2048, 2048] scores (537 MB) overflow the per-core
+    span limit, and spyre-coarse-tile tiled their matmul along the first dim driving the heads,
+    the query head within its group (``kv * 4 + q``): a tile of every fourth head, which no
+    matmul can address (the lowering crashed).  It now tiles the key/value heads, the digit of the
+    largest step: each tile is consecutive heads (whole groups, or heads of one group: spyre-auto-tile
+    takes one head a tile here)."""
+    from spyre_mlir.pipeline import compile
+
+    q = torch.zeros(1, 32, 2048, 128, dtype=torch.float16)
+    k = v = torch.zeros(1, 8, 2048, 128, dtype=torch.float16)
+    report = compile(GroupedQueryAttention(), (q, k, v), cores=1, out_dir=tmp_path / "out").report
+    scores = next(c for c in report.ops if c.op.op_func().kind.name == "MATMUL")
+    group, kv_heads = scores.op.get_iteration_space()[:2]
+    assert scores.runs > 1 and (group == 4 or kv_heads == 1)  # consecutive heads: no stride
