@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from spyre_mlir.analysis.assembly import assembled_by
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr
-from spyre_mlir.passes.coarse_tile.schedule import Level, radix_dims, tiling_hint_ids
+from spyre_mlir.passes.coarse_tile.schedule import Level, named_dims, radix_dims, tiling_hint_ids
 
 
 @dataclass
@@ -133,8 +133,7 @@ def _radix_levels(level: Level, scope: Sequence[ComputeOp]) -> list[Level]:
     iterated as 8 key/value heads of 4, are a loop of 8 over the key/value heads around a loop of 2
     within them.  Each loop divides the one dim of the ops that iterate the name whole, in turn."""
     for op in scope:
-        named = tuple(d for d, names in enumerate(op.get_dim_names() or ()) if level.name in names)
-        digits = radix_dims(op, named)
+        digits = radix_dims(op, named_dims(op, level.name))
         if digits is not None:
             break
     else:

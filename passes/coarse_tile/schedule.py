@@ -52,9 +52,14 @@ class Level:
             return self.dims
         if self.hint_id is not None and self.hint_id not in tiling_hint_ids(op):
             return ()
-        named = tuple(d for d, names in enumerate(op.get_dim_names() or ()) if self.name in names)
+        named = named_dims(op, self.name)
         radix = radix_dims(op, named)
         return (radix[self.part],) if radix is not None and self.part < len(radix) else named
+
+
+def named_dims(op: ComputeOp, name: str) -> tuple[int, ...]:
+    """The iteration dims of ``op`` that carry ``name``, in iteration order."""
+    return tuple(d for d, names in enumerate(op.get_dim_names() or ()) if name in names)
 
 
 def radix_dims(op: ComputeOp, dims: Sequence[int]) -> tuple[int, ...] | None:

@@ -44,7 +44,7 @@ def write_viewed_matmul_results(block: Block) -> None:
     """Give each matmul of ``block`` read only through a view inserting unit dims the view's shape."""
     for view in [op for op in block.ops if isinstance(op, ViewOp)]:
         writer = view.source.owner
-        if not isinstance(writer, MatmulOp) or len(list(view.source.uses)) != 1:
+        if not isinstance(writer, MatmulOp) or not view.source.has_one_use():
             continue
         taken = _inserted_unit_dims(view)
         if taken is None:
