@@ -103,7 +103,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.cost import CostReport, division_traffic, kernel_ns, spill_factor
+from spyre_mlir.analysis.cost import CostReport, division_ns
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
 from spyre_mlir.analysis.work import PieceSpace, WorkProblem, divisors, reduce_spans, reductions_split, work_problem
@@ -259,7 +259,7 @@ Price = Callable[[tuple[int, ...]], float]
 def hbm_price(problem: WorkProblem) -> Price:
     """The cost model's price of ``problem`` under a split, every tensor in HBM."""
     memories = [Memory.HBM] * len(problem.tensors)
-    return lambda splits: kernel_ns(division_traffic(problem, splits, memories), math.prod(splits))
+    return lambda splits: division_ns(problem, splits, memories)
 
 
 def legal_splits(problem: WorkProblem, space: PieceSpace, config: SpyreConfig,
@@ -438,15 +438,13 @@ class DivisionPlan:
     def price(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         """Predicted ns of one execution of ``op`` when the ops of ``trial`` take its splits (``op``
         among them or decided).  In a coarse-tiling loop of more than one iteration, a working set
-        beyond the practical LX spills (:func:`spill_factor`)."""
+        beyond the practical LX spills (:func:`~spyre_mlir.analysis.cost.spill_factor`)."""
         splits = trial.get(op) or self.splits[op]
         moved = {v for other in trial for v in self.tensors(other)}
         memories = tuple(self.memory(v, trial) if v in moved else self._settled_memory(v) for v in self.tensors(op))
         key = (op, splits, memories)
         if key not in self._prices:
-            problem = self.problem(op)
-            spill = spill_factor(problem, splits, iterations(op) > 1)
-            self._prices[key] = kernel_ns(division_traffic(problem, splits, memories), math.prod(splits), spill=spill)
+            self._prices[key] = division_ns(self.problem(op), splits, memories, iterations(op) > 1)
         return self._prices[key]
 
     def may_move(self, op: ComputeOp) -> bool:
@@ -562,7 +560,7 @@ def matmul_floor_ns(report: CostReport, config: SpyreConfig, replicated_in_lx: b
                 else Memory.HBM for v, t in zip(cost.op.inputs, problem.tensors)]
             split_reduction = any(splits[d] > 1 for d in problem.reduction_dims)
             memories.append(Memory.HBM if output or split_reduction else Memory.LX)
-            best = min(best, kernel_ns(division_traffic(problem, splits, memories), cores))
+            best = min(best, division_ns(problem, splits, memories))
         total += cost.runs * best
     return total
 

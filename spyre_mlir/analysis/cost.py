@@ -278,6 +278,15 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared, row_stored, streamed)
 
 
+def division_ns(problem: WorkProblem, splits: Sequence[int], memories: Sequence[Memory], tiled: bool = False,
+                facts: CostFacts = SPYRE_FACTS) -> float:
+    """Predicted ns of one execution of the op ``problem`` describes, divided by ``splits``, with its
+    tensors in ``memories``; ``tiled`` when it runs in a coarse-tiling loop of more than one
+    iteration.  The one price work division and :func:`price` both use."""
+    traffic = division_traffic(problem, splits, memories, facts)
+    return kernel_ns(traffic, math.prod(splits), facts, spill_factor(problem, splits, tiled, facts))
+
+
 def op_traffic(op: ComputeOp, problem: WorkProblem, locs: Sequence[Loc],
                facts: CostFacts = SPYRE_FACTS) -> tuple[Traffic, int, int]:
     """One execution's traffic of ``op`` (its :func:`work_problem` is ``problem``) whose tensors
@@ -311,9 +320,8 @@ def price(items: Sequence[Traced | TracedLoop], facts: CostFacts = SPYRE_FACTS) 
         problem = work_problem(traced.op)
         traffic, cores, lx_peak = op_traffic(traced.op, problem, traced.locs, facts)
         splits = traced.op.get_core_splits() or (1,) * len(problem.sizes)
-        spill = spill_factor(problem, splits, tiled, facts)
-        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs),
-                            runs * kernel_ns(traffic, cores, facts, spill), lx_peak))
+        ns = division_ns(problem, splits, [loc.storage.memory for loc in traced.locs], tiled, facts)
+        costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * ns, lx_peak))
     return costs
 
 
