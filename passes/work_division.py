@@ -103,7 +103,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.cost import CostReport, division_ns
+from spyre_mlir.analysis.cost import CostReport, division_ns, division_traffic
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
 from spyre_mlir.analysis.work import PieceSpace, WorkProblem, divisors, reduce_spans, reductions_split, work_problem
@@ -292,15 +292,24 @@ _TIE = 1e-9
 """Prices within this relative difference are equal (rounding of the model's sums)."""
 
 
-def cheapest(candidates: Sequence[tuple[int, ...]], price: Price, preferred: tuple[int, ...]) -> tuple[int, ...]:
+def cheapest(candidates: Sequence[tuple[int, ...]], price: Price, preferred: tuple[int, ...],
+             problem: WorkProblem | None = None) -> tuple[int, ...]:
     """The candidate split of least ``price``; among equal prices ``preferred`` if it is one,
-    else the one using most cores (then the first)."""
+    else the one using most cores, then (given the op's ``problem``) the one moving the fewest
+    HBM bytes with every tensor in HBM (then the first): a compute-bound matmul hides its reads
+    under its compute whatever the split, but not from the bus."""
     if len(candidates) == 1:
         return candidates[0]
     priced = [(price(c), c) for c in candidates]
     best = min(ns for ns, _ in priced)
     tied = [c for ns, c in priced if ns <= best * (1 + _TIE)]
-    return preferred if preferred in tied else max(tied, key=math.prod)
+    if preferred in tied:
+        return preferred
+    if problem is None:
+        return max(tied, key=math.prod)
+    memories = [Memory.HBM] * len(problem.tensors)
+    moved = {c: (t := division_traffic(problem, c, memories)).hbm_read + t.hbm_written for c in tied}
+    return max(tied, key=lambda c: (math.prod(c), -moved[c]))
 
 
 def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tuple[str, object]] = (),
@@ -318,7 +327,7 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     by_dim = split_iteration_space(dict(zip(dims, space.pieces)), config.cores, problem.output_dims,
                                    problem.reduction_dims, {**minimums, **hinted}, {*hinted, *problem.unsplit})
     candidates = tuple(legal_splits(problem, space, config, hinted))
-    splits = cheapest(candidates, price or hbm_price(problem), tuple(by_dim[d] for d in dims))
+    splits = cheapest(candidates, price or hbm_price(problem), tuple(by_dim[d] for d in dims), problem)
     spans = tuple(space.span(t, dict(enumerate(splits))) for t in problem.tensors)
     return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans, candidates)
 

@@ -173,6 +173,9 @@ class WorkProblem:
     matmul: bool = False
     """A matmul: it computes ``prod(sizes)`` MACs, and a slice several cores read is replicated."""
 
+    op_func: str = ""
+    """The SDSC op func it executes (``ReStickifyOpHBM``): the cost model prices some by their kind."""
+
     @property
     def output_dims(self) -> tuple[int, ...]:
         """Iteration dims the result indexes."""
@@ -279,7 +282,7 @@ def _build_problem(op: ComputeOp, storage: Sequence[Attribute]) -> WorkProblem:
     if indirect is not None and indirect.stores:
         shared, tied = (indirect.table, len(tensors) - 1), (indirect.table,)
     return WorkProblem(op.name, op.get_iteration_space(), op.reduction_dims(), tensors, op.get_dim_names(),
-                       unsplit, shared, entries, tied, op.op_func().kind is OpKind.MATMUL)
+                       unsplit, shared, entries, tied, op.op_func().kind is OpKind.MATMUL, op.op_func().name)
 
 
 

@@ -3,6 +3,7 @@ against what the interpreter counts, and the cross-check with torch-spyre's docu
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 
@@ -16,21 +17,27 @@ from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.analysis.cost import (
     SPYRE_FACTS,
     CostReport,
+    KernelRates,
     OpCost,
     Traffic,
+    by_cores,
     cost_report,
+    division_ns,
     division_traffic,
     kernel_ns,
+    kernel_rates,
     memory_ns,
     predict,
     spill_factor,
 )
 from spyre_mlir.analysis.work import work_problem
 from spyre_mlir.codegen.writer import write_output
-from spyre_mlir.dialects.spyre import ComputeOp, MatmulOp, Memory, PointwiseOp, target_config
+from spyre_mlir.dialects.spyre import (ComputeOp, LayoutAttr, MatmulOp, Memory, PointwiseOp, ReduceOp, RestickifyOp,
+                                      target_config)
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.interpreter import run
+from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import read_manifest
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.passes.work_division import (DivisionPlan, divide_work, hbm_price, matmul_floor_ns, plan_work,
@@ -95,6 +102,9 @@ def test_facts_carry_their_source() -> None:
     assert (SPYRE_FACTS.hbm_bytes_per_ns, SPYRE_FACTS.balanced_bytes_per_ns) == (150.0, 105.0)
     assert (SPYRE_FACTS.macs_per_ns_per_core, SPYRE_FACTS.replicated_read_bytes_per_ns_per_core) == (1140.0, 2.3)
     assert (SPYRE_FACTS.streamed_read_bytes_per_ns_per_core, SPYRE_FACTS.stream_pass_rows) == (150 / 32, 8)
+    assert (SPYRE_FACTS.matmul_full_rows_per_core, SPYRE_FACTS.matmul_underfill_exponent) == (64, 0.35)
+    assert (SPYRE_FACTS.reduce_outer_bytes_per_ns, SPYRE_FACTS.restickify_bytes_per_ns) == (113.0, 116.0)
+    assert SPYRE_FACTS.spill_exponent == 0.06
 
 
 # --------------------------------------------------------------------------
@@ -175,6 +185,27 @@ def test_row_tiled_matmul_matches_torch_spyre() -> None:
     assert hbm == pytest.approx(58.7e6, rel=0.01)
     assert us == pytest.approx(423.1, rel=0.15)
     assert sum(c.traffic.replicated_read for c in costs) == 0
+
+
+@pytest.mark.parametrize("rows, measured_us", [(1, 29.7), (2, 29.9), (4, 29.8), (8, 29.4), (16, 28.8)])
+def test_replicated_reads_match_torch_spyres_measured_ladder(rows: int, measured_us: float) -> None:
+    """torch-spyre's replicated-operand ladder: [8r, 256] @ [256, 512] fp16 split M 8 x N 4 on 32
+    cores, each core re-reading a 64 KiB quarter of the right-hand input 8-fold, at 1..16 rows per
+    core; measured flat near 29.5 us."""
+    problem = _matmul_problem(8 * rows, 256, 512)
+    assert division_ns(problem, (8, 4, 1), [Memory.HBM] * 3) / 1000 == pytest.approx(measured_us, rel=0.15)
+
+
+def test_two_scalings_summed_against_torch_spyres_fused_measurement() -> None:
+    """``x * 2 + x * 3`` over 8 MiB: torch-spyre measured 113 us for one fused kernel; this plan
+    runs three kernels that each move 8 MiB one way (x read twice), 168 us (+48 %, the figure in
+    the model's docstring)."""
+    x = torch.randn(2048, 2048, dtype=torch.float16)
+    _, costs = planned(import_program(export_model(lambda a: a * 2 + a * 3, (x,))), 32)
+    us, hbm = _totals(costs)
+    assert (len(costs), hbm) == (3, 3 * 8 * MB)
+    assert us == pytest.approx(3 * 8 * MB / 150 / 1000)
+    assert us / 113 == pytest.approx(1.48, abs=0.01)
 
 
 def test_a_replicated_right_hand_input_is_priced_at_the_per_core_rate() -> None:
@@ -358,13 +389,83 @@ def test_the_tiled_seed_example_by_hand() -> None:
 
 def test_a_stick_reduction_by_hand() -> None:
     """A row sum of [256, 128] fp16 on 4 cores: every core reads its 64 rows of two sticks and
-    writes one (sparse) stick per row, the result keeping the reduced dim on the stick."""
+    writes one (sparse) stick per row, the result keeping the reduced dim on the stick.  Over 256
+    rows a row reduction on 32 cores reads at peak; 4 cores drive 43 % of it; the write is at peak."""
     x = torch.randn(256, 128, dtype=torch.float16)
     _, (cost,) = planned(import_program(export_model(lambda a: a.sum(-1, keepdim=True), (x,))), 4)
     stick = 128
     assert cost.traffic == Traffic(hbm_read=256 * 2 * stick, hbm_written=256 * stick)
     read, written = 256 * 2 * stick, 256 * stick
-    assert cost.ns == pytest.approx((read + written) / 150 + (2 / 105 - 2 / 150) * written)
+    assert cost.ns == pytest.approx(read / (0.43 * 150) + written / 150)
+
+
+def test_a_row_reduction_reads_slower_over_more_rows_and_fewer_cores() -> None:
+    """torch-spyre's measured read rate of a row reduction: min(150, 114 + 61 exp(-rows / 3700))
+    GB/s on 32 cores, times the share of the bus its cores drive; its write goes at peak."""
+    def rates(rows: int, cores: int) -> KernelRates:
+        x = create_ssa_value(TensorType(f16, [rows, 2048]))
+        problem = work_problem(ReduceOp("sum", x, (1,), TensorType(f16, [rows, 1])))
+        return kernel_rates(problem, (cores, 1))
+
+    assert rates(2048, 32).read_bytes_per_ns == pytest.approx(114 + 61 * math.exp(-2048 / 3700))
+    assert rates(16384, 32).read_bytes_per_ns == pytest.approx(114.7, abs=0.05)
+    assert rates(256, 1).read_bytes_per_ns == pytest.approx(0.11 * 150)
+    assert rates(256, 8).read_bytes_per_ns == pytest.approx(0.54 * 150)
+    assert memory_ns(Traffic(hbm_read=16_500, hbm_written=1_500), 1, rates=rates(256, 1)) == pytest.approx(1010)
+
+
+def test_by_cores_interpolates_in_log2_of_the_cores() -> None:
+    table = SPYRE_FACTS.reduction_bus_share_by_cores
+    assert [by_cores(table, c) for c in (1, 2, 4, 8, 16, 32)] == [0.11, 0.22, 0.43, 0.54, 0.54, 1.0]
+    assert by_cores(table, 3) == pytest.approx(0.22 + 0.21 * math.log2(1.5))
+    assert by_cores(table, 24) == pytest.approx(0.54 + 0.46 * math.log2(1.5))
+
+
+def _layout(shape: list[int], order: tuple[int, ...]) -> LayoutAttr:
+    return LayoutAttr(stick_layout(shape, "float16", order).device_size, order, "SEN169_FP16")
+
+
+def test_a_column_reduction_and_a_transpose_move_at_their_measured_rates() -> None:
+    """A sum across sticks (the reduced dim is not along the stick) moves at 113 GB/s, a restickify
+    that swaps the stick dim at 116, on any cores; a restickify that keeps it is a plain copy."""
+    x = create_ssa_value(TensorType(f16, [2048, 256]))
+    column = work_problem(ReduceOp("sum", x, (0,), TensorType(f16, [1, 256])))
+    assert kernel_rates(column, (1, 4)).bus_bytes_per_ns == 113.0
+    transpose = work_problem(RestickifyOp(x, TensorType(f16, [2048, 256], _layout([2048, 256], (1, 0)))))
+    assert kernel_rates(transpose, (4, 1)).bus_bytes_per_ns == 116.0
+    copy = work_problem(RestickifyOp(x, TensorType(f16, [2048, 256], _layout([2048, 256], (0, 1)))))
+    assert kernel_rates(copy, (4, 1)).bus_bytes_per_ns is None
+
+
+def test_a_matmul_with_few_rows_per_core_underfills_the_array() -> None:
+    """The array takes 8-row passes and fills at 64 rows per core: below that a matmul computes at
+    (rows / 64) ** 0.35 of the rate: 16 rows per core at 62 %, one row (a decode step) at 23 %."""
+    assert kernel_rates(_matmul_problem(512, 1024, 1024), (32, 1, 1)).macs_per_ns_per_core == \
+        pytest.approx(1140 * (16 / 64) ** 0.35)
+    assert kernel_rates(_matmul_problem(512, 1024, 1024), (1, 1, 32)).macs_per_ns_per_core == 1140
+    assert kernel_rates(_matmul_problem(1, 1024, 1024), (1, 1, 32)).macs_per_ns_per_core == \
+        pytest.approx(1140 * 64 ** -0.35)
+
+
+@pytest.mark.parametrize("batch, cores, rate", [(8, 32, 160.0), (8, 8, 160.0), (8, 4, 168.0), (8, 1, 407.0),
+                                                (2, 32, 290.0)])
+def test_a_batched_matmul_in_the_default_layout_runs_at_the_measured_batched_rate(batch: int, cores: int,
+                                                                                   rate: float) -> None:
+    """[B, 64, 64] @ [B, 64, 64] in the default layout (dim order [0, 1, 2]: the batch just outside
+    the stick) runs at torch-spyre's measured batched rate; split over the batch only, every core
+    keeps its 64 rows."""
+    a, b = (create_ssa_value(TensorType(f16, [batch, 64, 64])) for _ in range(2))
+    problem = work_problem(MatmulOp(a, b, TensorType(f16, [batch, 64, 64])))
+    splits = (min(batch, cores), 1, 1, cores // min(batch, cores))
+    assert kernel_rates(problem, splits).macs_per_ns_per_core == pytest.approx(rate)
+
+
+def test_a_batched_matmul_with_the_batch_outside_runs_at_the_matmul_rate() -> None:
+    """The same matmul as [1, 8, 64, 64] (the unit dim just outside the stick, the batch outside
+    the rows) is not the slow default layout."""
+    a, b = (create_ssa_value(TensorType(f16, [1, 8, 64, 64])) for _ in range(2))
+    problem = work_problem(MatmulOp(a, b, TensorType(f16, [1, 8, 64, 64])))
+    assert kernel_rates(problem, (1, 8, 1, 1, 4)).macs_per_ns_per_core == 1140
 
 
 def test_spyre_run_stats_shows_the_prediction_beside_the_counts(tmp_path, capsys) -> None:
@@ -539,17 +640,18 @@ def test_work_division_spills_only_in_a_loop_of_more_than_one_iteration(trips: i
     exp = next(op for op in module.walk() if isinstance(op, ComputeOp))
     unspilled = kernel_ns(division_traffic(work_problem(exp), (1, 1), [Memory.HBM] * 2), 1)
     predicted = DivisionPlan(SpyreConfig(cores=1)).price(exp, {exp: (1, 1)})
-    assert predicted == pytest.approx(unspilled * (8 ** 0.15 if spills else 1.0))
+    assert predicted == pytest.approx(unspilled * (8 ** 0.06 if spills else 1.0))
 
 
 def test_a_tiled_working_set_beyond_the_practical_lx_spills() -> None:
     """exp over a [1024, 1024] fp16 tile on one core moves 2 MiB in and 2 MiB out: 8 times the
-    practical 512 KiB, so in a coarse-tiling loop its memory runs 8 ** 0.15 times slower; not in a
+    practical 512 KiB, so in a coarse-tiling loop its memory runs 8 ** 0.06 times slower (torch-spyre's
+    refitted exponent); not in a
     loop, or split over 8 cores (512 KiB each), it does not spill."""
     x = create_ssa_value(TensorType(f16, [1024, 1024]))
     problem = work_problem(PointwiseOp("exp", [x], TensorType(f16, [1024, 1024])))
-    assert spill_factor(problem, (1, 1), tiled=True) == pytest.approx(8 ** 0.15)
+    assert spill_factor(problem, (1, 1), tiled=True) == pytest.approx(8 ** 0.06)
     assert spill_factor(problem, (1, 1), tiled=False) == 1.0
     assert spill_factor(problem, (8, 1), tiled=True) == 1.0
     traffic = division_traffic(problem, (1, 1), [Memory.HBM] * 2)
-    assert kernel_ns(traffic, 1, spill=8 ** 0.15) == pytest.approx(8 ** 0.15 * memory_ns(traffic, 1))
+    assert kernel_ns(traffic, 1, spill=8 ** 0.06) == pytest.approx(8 ** 0.06 * memory_ns(traffic, 1))
