@@ -24,9 +24,11 @@ operand the tiles re-read.  The pass weighs exactly that:
    last reader that iterate that name as an output dim (none tiled by an
    earlier round), and the group from the writer to the end of its chain
    (:func:`_chain_end`: on through each value in the group that overflows LX
-   too, up to a matmul: a softmax from the mask's add to its division), each
+   too, up to a matmul or through it: a softmax from the mask's add to its
+   division, or on to the matmul by V), each
    with the smallest tile count that makes the value fit and twice that,
-   counts dividing the dim.
+   counts dividing the dim (through a matmul, the smallest only: the matmul
+   re-reads its other operand once per tile).
 3. Each candidate is priced (:func:`predicted_ns`): a clone of the module gets
    the hints and runs the later planning stages, then the cost model's total.
    The cheapest candidate that beats the untiled plan wins; rounds repeat
@@ -89,10 +91,13 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
             need = math.ceil(share / config.usable_lx_bytes)
             counts = [c for c in range(need, size + 1) if size % c == 0][:1]
             counts += [2 * c for c in counts if size % (2 * c) == 0]
-            for end in dict.fromkeys((last, _chain_end(ops, index, writer, name, config))):
+            # Through a matmul, the fewest tiles only: the matmul re-reads its other operand per tile.
+            ends = {last: counts, _chain_end(ops, index, writer, name, config, False): counts}
+            ends.setdefault(_chain_end(ops, index, writer, name, config, True), counts[:1])
+            for end, end_counts in ends.items():
                 members = tuple(i for i in range(index[writer], end + 1) if ops[i].parent_block() is block
                                 and name in _output_names(ops[i]) and not _tiled(ops[i]))
-                found += [Candidate(members, name, c) for c in counts if Candidate(members, name, c) not in found]
+                found += [Candidate(members, name, c) for c in end_counts if Candidate(members, name, c) not in found]
     return found
 
 
@@ -108,12 +113,13 @@ def _overflows_lx(op: ComputeOp, config: SpyreConfig) -> bool:
 
 
 def _chain_end(ops: list[ComputeOp], index: dict[ComputeOp, int], writer: ComputeOp, name: str,
-               config: SpyreConfig) -> int:
+               config: SpyreConfig, matmuls: bool) -> int:
     """The position of the last op of ``writer``'s chain for ``name``: its last reader, and on
     through the last reader of each value written in between that does not fit LX either, is
-    read only from LX and whose readers all iterate ``name`` as an output dim, up to a matmul (a
-    softmax's scores, shifted scores, exponentials and probabilities: from the mask's add to the
-    division, before the matmul by V)."""
+    read only from LX and whose readers all iterate ``name`` as an output dim; with ``matmuls``
+    through the matmuls that read such a value too, else up to them (a softmax's scores, shifted
+    scores, exponentials and probabilities: from the mask's add to the division, and the matmul
+    by V with ``matmuls``)."""
     last = max(index[use.operation] for use in writer.result.uses)
     i = index[writer] + 1
     while i <= last:
@@ -121,7 +127,8 @@ def _chain_end(ops: list[ComputeOp], index: dict[ComputeOp, int], writer: Comput
         readers = [use.operation for use in op.result.uses]
         if op.parent_block() is writer.parent_block() and name in _output_names(op) and not _tiled(op) \
                 and _overflows_lx(op, config) \
-                and all(name in _output_names(r) and r.op_func().kind is not OpKind.MATMUL for r in readers):
+                and all(name in _output_names(r) and (matmuls or r.op_func().kind is not OpKind.MATMUL)
+                        for r in readers):
             last = max(last, *(index[r] for r in readers))
         i += 1
     return last
@@ -160,7 +167,7 @@ def _tiled(op: ComputeOp) -> bool:
     return any(h.tiles.data for h in op.get_hints())
 
 
-def auto_tile(module: ModuleOp, max_candidates: int = 8, span_tiling: bool = True,
+def auto_tile(module: ModuleOp, max_candidates: int = 10, span_tiling: bool = True,
               lx_solver: str = "auto") -> list[Candidate]:
     """Tile ``module`` where the cost model predicts it pays (steps 1-3), pricing with the later
     stages' ``span_tiling`` and ``lx_solver``; returns the tilings applied, in order."""
@@ -199,7 +206,7 @@ class AutoTilePass(ModulePass):
 
     name = "spyre-auto-tile"
 
-    max_candidates: int = 8
+    max_candidates: int = 10
     """Tilings priced per module at most (each runs the later planning stages on a clone)."""
 
     span_tiling: bool = True

@@ -185,10 +185,13 @@ class WorkProblem:
     def slice_order(self) -> tuple[int, ...]:
         """The iteration dims in the order cores step through them, fastest first: a matmul's
         reduction dim (K) first, so that the cores sharing an output slice sit on adjacent cores,
-        then the others in order.  Work division, memory planning and code generation all map cores
-        to slices through this order and :func:`core_to_slice`."""
+        then the others innermost first.  Innermost first lines a producer's cores up with a
+        matmul's that reads it along K: the K a matmul reads its left-hand operand along is that
+        operand's innermost dim (the keys of attention's probabilities, split with the heads, are
+        where the division writes them).  Work division, memory planning and code generation all
+        map cores to slices through this order and :func:`core_to_slice`."""
         first = self.reduction_dims if self.matmul else ()
-        return (*first, *(d for d in range(len(self.sizes)) if d not in first))
+        return (*first, *(d for d in reversed(range(len(self.sizes))) if d not in first))
 
     @functools.cached_property
     def space(self) -> PieceSpace:

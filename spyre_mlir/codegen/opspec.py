@@ -97,7 +97,7 @@ class OpSpec:
     valid_sizes: tuple[int, ...]
     splits: tuple[int, ...]
     slice_order: tuple[str, ...]
-    """Labels in core -> slice order, fastest first (``coreIdToWkSlice_`` key order)."""
+    """Labels in the order cores step through them, fastest first (``coreIdToWkSlice_``'s values)."""
     args: tuple[ArgSpec, ...]
     consts: Mapping[str, float] = field(default_factory=dict)
     """Scalar inputs and parameters of the op func, by name (a mean's ``scaling_factor``)."""

@@ -11,7 +11,9 @@ built here).  Field rules:
 * ``N_``: padded iteration sizes per label; ``dataStageParam_`` ``ss_``/``el_``:
   per-core sizes (``N_ / splits``).
 * ``numWkSlicesPerDim_``: splits per label; ``coreIdToWkSlice_``: core -> slice
-  (first split label fastest, a matmul's ``in`` first).
+  (cores step through a matmul's ``in`` first, then the labels innermost first:
+  :attr:`~spyre_mlir.analysis.work.WorkProblem.slice_order`; keys in torch-spyre's
+  order, ``in`` first, then the labels in order).
 * ``primaryDsInfo_``: one entry per distinct layout label; ``layoutDimOrder_``
   innermost first.
 * one ``allocate`` node per argument: start address per core (HBM: the
@@ -102,16 +104,23 @@ from typing import Any
 from spyre_mlir.analysis.work import core_to_slice
 from spyre_mlir.codegen.opspec import ArgSpec, OpSpec
 from spyre_mlir.hardware import encode_scalar
+from spyre_mlir.opfuncs import OpKind
 
 _DIM_EXTRAS = ("symbolicDimInfo_", "maxSymbolicVolume_", "coreletSplit_", "rowSplit_",
                "peSfpSplit_", "paddingSizes_")
 
 
 def core_slices(spec: OpSpec) -> list[dict[str, int]]:
-    """Per core, the work slice of each label, keys in ``slice_order``."""
+    """Per core, the work slice of each label (cores step through the labels in ``slice_order``),
+    keys in torch-spyre's order: a matmul's reduction label (the one its result lacks) first, then
+    the labels in order."""
     order = [spec.labels.index(label) for label in spec.slice_order]
     slices = core_to_slice(spec.splits, order, spec.num_cores)
-    return [{label: s[spec.labels.index(label)] for label in spec.slice_order} for s in slices]
+    keys = spec.labels
+    if spec.kind == OpKind.MATMUL.value:
+        result = next(arg.layout_labels for arg in spec.args if arg.role == "output")
+        keys = (*(label for label in keys if label not in result), *(label for label in keys if label in result))
+    return [{label: s[spec.labels.index(label)] for label in keys} for s in slices]
 
 
 def _fold(factor: int, label: str) -> dict[str, Any]:

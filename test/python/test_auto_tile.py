@@ -138,3 +138,28 @@ def test_attention_is_tiled_from_its_scores_matmul_by_query_rows(cores, tmp_path
     assert (scores.runs > 1) == (cores < 32)
     assert scores.traffic.hbm_written == 0
     _matches_eager(out, program, fn, inputs)
+
+
+@pytest.mark.parametrize("cores", [4, 32])
+def test_the_probabilities_reach_the_matmul_by_v_in_lx(cores, tmp_path):
+    """Granite's sdpa attention over 2048 tokens: its f32 [8, 2048, 2048] scores overflow LX on 4
+    and on 32 cores.  The tiled group runs on through the matmul by V, which divides the keys (its
+    K) where the softmax's division wrote them: cores step through a matmul's K first and then
+    through the other dims innermost first, so each core reads the probabilities it wrote and they
+    never reach HBM.  The plan matches eager."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import models
+
+    model = models.with_size(models.Model("granite", ids=True, dtype=torch.float16),
+                             layers=1, hidden=512, heads=8, length=2048)
+    fn, inputs = models.build(model)
+    program = export_model(fn, inputs)
+    out = tmp_path / "out"
+    reports = []
+    compile_module(import_program(program), out, CompileOptions(cores=cores), log=io.StringIO(),
+                   planned=lambda planned: reports.append(cost_report(planned)))
+    division = next(c for c in reports[0].ops if c.op.op_func().name == "realdiv")
+    by_v = reports[0].ops[reports[0].ops.index(division) + 1]
+    assert by_v.op.op_func().kind.name == "MATMUL" and by_v.runs == division.runs > 1
+    assert division.traffic.hbm_written == 0 and by_v.traffic.lx_read > 0
+    _matches_eager(out, program, fn, inputs)

@@ -139,10 +139,10 @@ def test_core_to_slice_k_first() -> None:
     assert core_to_slice([2, 1, 1], [2, 0, 1], 2) == [(0, 0, 0), (1, 0, 0)]
 
 
-def test_slice_order_puts_a_matmuls_k_first() -> None:
-    assert slice_order(matmul(64, 128, 64)) == (2, 0, 1)
+def test_slice_order_puts_a_matmuls_k_first_then_the_innermost_dims() -> None:
+    assert slice_order(matmul(64, 128, 64)) == (2, 1, 0)
     add = PointwiseOp("add", [value(f16, [64, 128]), value(f16, [64, 128])], TensorType(f16, [64, 128]))
-    assert slice_order(add) == (0, 1)
+    assert slice_order(add) == (1, 0)
 
 
 def d(i: int) -> AffineExpr:
@@ -209,7 +209,7 @@ def test_big_matmul_meets_the_span_limit() -> None:
     division = divide_work(op, CORES32)
     assert op.get_core_splits() == division.splits == (1, 1, 32)
     assert division.span_minimums == {2: 4}
-    assert slice_order(op) == (2, 0, 1)  # K first: its cohorts sit on adjacent cores
+    assert slice_order(op) == (2, 1, 0)  # K first: its cohorts sit on adjacent cores
     check_division(op, division.splits, 32)
     per_core = [8192, 4096, 32768 // 32]
     spans = [reference_span(t, m, per_core) for t, m in tensors_of(op)]
