@@ -29,12 +29,12 @@ Some kernels run at measured rates of their kind (:func:`kernel_rates`): a
 matmul computes at 1,140 MACs per ns per core, derated when a core has fewer
 than 64 rows of the left-hand operand, and at a much lower measured rate when
 both operands are batches of matrices in the default layout (the batch just
-outside the stick); a row reduction reads at a rate that
-falls with its rows and with fewer cores (one core drives about 11 % of the
-bus), its small write at peak; a reduction across sticks and a restickify that swaps the stick dim move
-at their flat measured rates.  In a coarse-tiling loop, a kernel other than a
-matmul whose per-core working set exceeds the practical LX (about 512 KB)
-spills: its memory time grows by ``(working set / 512 KB) ** 0.06``.
+outside the stick); a row reduction reads at a rate that falls with its rows
+and with fewer cores (one core drives about 11 % of the bus), its small write
+at peak; a reduction across sticks and a restickify that swaps the stick dim
+move at their flat measured rates.  In a coarse-tiling loop, a kernel other
+than a matmul whose per-core working set exceeds the practical LX (about
+512 KB) spills: its memory time grows by ``(working set / 512 KB) ** 0.06``.
 
 The roofline bound (:func:`lower_bound_ns`) reads every input and writes every
 output once at peak bandwidth, or computes every MAC at the full matmul rate of
@@ -234,6 +234,11 @@ def kernel_rates(problem: WorkProblem, splits: Sequence[int], facts: CostFacts =
     of its layout, derated when a core has few rows; a row reduction reads at the rate of its rows
     and cores; a column reduction and a restickify that swaps the stick dim move at their
     measured rates."""
+    return _kernel_rates(problem, tuple(splits), facts)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _kernel_rates(problem: WorkProblem, splits: tuple[int, ...], facts: CostFacts) -> KernelRates:
     full = facts.macs_per_ns_per_core
     if problem.matmul:
         return KernelRates(_matmul_rate(problem, splits, facts))
