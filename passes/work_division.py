@@ -72,10 +72,11 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    lifetime (their shares added up within :data:`PACKED_LX` of the usable LX):
    more would crowd out values memory planning places there.  Ops none of whose
    tensors may live in LX keep their split (their neighbours do not depend on it).
-   An op may also move together with a producer only it reads, over the same
-   iteration space (:func:`_partner`), to any split both may take: moved one at
-   a time, the first of the two to move would send their value through HBM
-   and never pay (SwiGLU's silu and mul following the down projection's K split).
+   An op may also move together with its producers that only it (or another of
+   them) reads, over the same iteration space (:func:`_producers`), to any split
+   all may take: moved one at a time, the first to move would send a value
+   through HBM and never pay (SwiGLU's silu and mul following the down
+   projection's K split; a rotary embedding's chain following the scores').
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -332,10 +333,13 @@ def plan_work(problem: WorkProblem, config: SpyreConfig, requests: Sequence[tupl
     return WorkDivision(splits, space.piece_elems, space.pieces, minimums, hinted, spans, candidates)
 
 
-PACKED_LX = 0.75
+PACKED_LX = 0.85
 """The part of a core's usable LX that the shares of the values living there at once may add up to
 when work division tracks them (:meth:`DivisionPlan.track_pressure`): memory planning places them as
-aligned blocks, greedily, in an order of its own, so it fits less than their sum."""
+aligned blocks, greedily, in an order of its own, so it fits less than their sum.  Measured on
+``bench/plans.py``'s models on 4 and 32 cores: at 0.85 memory planning sends no more of the values
+counted in LX to HBM than at 0.75, and attention's scaled queries fit beside their scores (1.25 MiB
+of 1.55 per core on 32 cores at 512 tokens), which 0.75 sent through HBM."""
 
 
 class DivisionPlan:
@@ -504,47 +508,54 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
     for op in reversed(revisited):
         candidates = divisions[op].candidates
         chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
-        partner = _partner(op, divisions)
-        if partner is not None:
-            chosen = _with_partner(plan, chosen, partner, [s for s in candidates if s in divisions[partner].candidates
-                                                           and s != plan.splits[partner]])
+        producers = _producers(op, divisions)
+        if producers:
+            shared = [s for s in candidates if all(s in divisions[p].candidates for p in producers)]
+            chosen = _with_producers(plan, chosen, producers, shared)
         for moved, splits in chosen.items():
             plan.decide(moved, splits)
             for value in plan.tensors(moved):
                 plan.hold(value)
 
 
-def _with_partner(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]], partner: ComputeOp,
-                  shared: Sequence[tuple[int, ...]]) -> dict[ComputeOp, tuple[int, ...]]:
-    """``chosen`` (one op's split), or the split of ``shared`` that the op and ``partner`` together
-    make cheapest if that beats it beyond a tie, priced over both ops' neighbours."""
+def _with_producers(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]], producers: Sequence[ComputeOp],
+                    shared: Sequence[tuple[int, ...]]) -> dict[ComputeOp, tuple[int, ...]]:
+    """``chosen`` (one op's split), or the split of ``shared`` that the op and its ``producers``
+    together make cheapest if that beats it beyond a tie, priced over all their neighbours."""
     (op,) = chosen
-    around = list(dict.fromkeys((*plan.neighbours(op), *plan.neighbours(partner))))
+    around = list(dict.fromkeys(other for member in (op, *producers) for other in plan.neighbours(member)))
 
     def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         return sum(plan.price(other, trial) for other in around)
 
     best = price(chosen)
     for splits in shared:
-        together = {op: splits, partner: splits}
+        together = dict.fromkeys((op, *producers), splits)
         if (ns := price(together)) < best * (1 - _TIE):
             chosen, best = together, ns
     return chosen
 
 
-def _partner(op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> ComputeOp | None:
-    """The producer that step 5 may move together with ``op``: the first whose result only ``op``
-    reads, over ``op``'s iteration space, read through the map it is written by, with a choice of
-    splits (SwiGLU's silu, read by the mul of its gate with the up projection).  Moved alone,
-    either would leave their value in HBM for as long as the other has not followed."""
-    for index, value in enumerate(op.inputs):
-        writer = value.op if isinstance(value, OpResult) else None
-        if (writer in divisions and len(divisions[writer].candidates) > 1
-                and all(use.operation is op for use in value.uses)
-                and writer.get_iteration_space() == op.get_iteration_space()
-                and writer.get_indexing_maps()[-1] == op.get_indexing_maps()[index]):
-            return writer
-    return None
+def _producers(op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> list[ComputeOp]:
+    """The producers that step 5 may move together with ``op``: each writer whose result only
+    ``op`` (or another of them) reads, over ``op``'s iteration space, read through the map it is
+    written by, with a choice of splits, and recursively theirs (SwiGLU's silu, read by the mul of
+    its gate with the up projection; a rotary embedding's chain of pointwise ops feeding the
+    scores).  Moved one at a time, each would leave a value in HBM for as long as its neighbour
+    has not followed."""
+    found: list[ComputeOp] = []
+    pending = [op]
+    while pending:
+        reader = pending.pop()
+        for index, value in enumerate(reader.inputs):
+            writer = value.op if isinstance(value, OpResult) else None
+            if (writer in divisions and writer not in found and len(divisions[writer].candidates) > 1
+                    and all(use.operation is reader for use in value.uses)
+                    and writer.get_iteration_space() == op.get_iteration_space()
+                    and writer.get_indexing_maps()[-1] == reader.get_indexing_maps()[index]):
+                found.append(writer)
+                pending.append(writer)
+    return found
 
 
 def matmul_floor_ns(report: CostReport, config: SpyreConfig, replicated_in_lx: bool = False) -> float:

@@ -56,3 +56,30 @@ func.func @swiglu(%x: tensor<256x1024xf16>, %wg: tensor<1024x2048xf16>, %wu: ten
   %y = spyre.matmul (%m, %wd) : (tensor<256x2048xf16>, tensor<2048x1024xf16>) -> tensor<256x1024xf16>
   func.return %y : tensor<256x1024xf16>
 }
+
+// -----
+
+// A rotary embedding's shape: a tree of pointwise ops (two products of %x
+// summed, then scaled) feeding a matmul that splits K 16 ways.  Moved one at a
+// time, or the scaling with the sum alone, each would trade one value in LX for
+// another in HBM; step 5 moves the scaling and every producer only the tree
+// reads together, by columns, so all four values stay in LX.
+// CHECK-LABEL: func.func @rotary_chain
+// CHECK:         spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 16>}
+// CHECK-NEXT:    spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 16>}
+// CHECK-NEXT:    spyre.pointwise "add" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 16>}
+// CHECK-NEXT:    spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 16>}
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 16>}
+// PLACED-LABEL: func.func @rotary_chain
+// PLACED:         spyre.pointwise "mul"{{.*}}placement = #spyre.placement<lx
+// PLACED-NEXT:    spyre.pointwise "mul"{{.*}}placement = #spyre.placement<lx
+// PLACED-NEXT:    spyre.pointwise "add"{{.*}}placement = #spyre.placement<lx
+// PLACED-NEXT:    spyre.pointwise "mul"{{.*}}placement = #spyre.placement<lx
+func.func @rotary_chain(%x: tensor<256x1024xf16>, %cos: tensor<256x1024xf16>, %sin: tensor<256x1024xf16>, %s: tensor<256x1024xf16>, %w: tensor<1024x1024xf16>) -> tensor<256x1024xf16> {
+  %a = spyre.pointwise "mul" (%x, %cos) : (tensor<256x1024xf16>, tensor<256x1024xf16>) -> tensor<256x1024xf16>
+  %b = spyre.pointwise "mul" (%x, %sin) : (tensor<256x1024xf16>, tensor<256x1024xf16>) -> tensor<256x1024xf16>
+  %r = spyre.pointwise "add" (%a, %b) : (tensor<256x1024xf16>, tensor<256x1024xf16>) -> tensor<256x1024xf16>
+  %q = spyre.pointwise "mul" (%r, %s) : (tensor<256x1024xf16>, tensor<256x1024xf16>) -> tensor<256x1024xf16>
+  %c = spyre.matmul (%q, %w) : (tensor<256x1024xf16>, tensor<1024x1024xf16>) -> tensor<256x1024xf16>
+  func.return %c : tensor<256x1024xf16>
+}
