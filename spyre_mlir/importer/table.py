@@ -30,6 +30,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from spyre_mlir.importer import indirect, views
 from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, index_values, is_integral
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, scalar, shape_of, tensor_type
+from spyre_mlir.importer.rotation import half_rotation
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]
@@ -530,7 +531,8 @@ def _assemble(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSAValu
 
 
 def _cat(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int = 0) -> SSAValue:
-    return _assemble(cx, tensors, dim % len(cx.val.shape))
+    dim %= len(cx.val.shape)
+    return half_rotation(cx, tensors, dim) or _assemble(cx, tensors, dim)
 
 
 def _stack(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int = 0) -> SSAValue:

@@ -1,10 +1,13 @@
 """``torch.cat`` and ``torch.stack`` end to end: each piece's ``identity`` copy writes its window of
 one buffer in place (DESIGN §15), on 1, 4 and 32 cores.
 
-transformers' Llama ``rotate_half`` is ``cat(-x[..., h:], x[..., :h])``: with a head dim of 64 in
-fp16 its halves are 32 elements, half a stick, so neither the second half nor the offset of the
-second piece can be addressed on the head dim's sticks; the pieces and the buffer are then sticked
-on another dim.  GPT-2's cache update concatenates an empty past.
+transformers' Llama ``rotate_half`` is ``cat(-x[..., h:], x[..., :h])``.  With a head dim of 64 in
+fp16 its halves are 32 elements, half a stick: the importer makes it ``x @ R``, a matmul by a
+signed permutation (``spyre_mlir.importer.rotation``); halves of whole sticks stay a
+concatenation.  Other pieces of half a stick (the halves swapped without the negation) can be
+addressed on the head dim's sticks neither as the second half nor at the offset of the second
+piece; the pieces and the buffer are then sticked on another dim.  GPT-2's cache update
+concatenates an empty past.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import pytest
 import torch
 
 from xdsl.dialects.func import FuncOp
+from xdsl.ir import BlockArgument
 
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.analysis.assembly import Assembly, assemblies
@@ -44,6 +48,17 @@ def scaled_pieces(dim: int, shapes, dtype=f16):
 
 def rotate_half_of(head_dim: int, dtype: torch.dtype):
     return lambda: (rotate_half, (torch.randn(2, 4, 16, head_dim, dtype=dtype),))
+
+
+def halves(negated: str | None):
+    """``cat`` of the two halves of 64 fp16 columns that is no ``rotate_half``: the halves swapped
+    (``negated`` None), or in place with the ``"low"`` or swapped with the ``"low"`` one negated."""
+    def fn(x):
+        low, high = x[..., :32], x[..., 32:]
+        if negated is None:
+            return torch.cat((high, low), dim=-1)
+        return torch.cat((-low, high), dim=-1) if negated == "low" else torch.cat((high, -low), dim=-1)
+    return lambda: (fn, (torch.randn(2, 4, 16, 64, dtype=f16),))
 
 
 def rotary(head_dim: int, dtype: torch.dtype):
@@ -78,14 +93,14 @@ def projected_rotary(batch: int, length: int, dtype: torch.dtype):
     return factory
 
 
-def hinted_rotary(cat_in_scope: bool):
+def hinted_rotary(cat_in_scope: bool, head_dim: int = 128):
     """Llama's rotary embedding with its elementwise ops tiled on L; ``rotate_half`` inside the hint's
-    scope or before it."""
+    scope or before it (a concatenation of whole sticks at the default ``head_dim``)."""
     def factory():
-        for name, size in (("B", 1), ("H", 4), ("L", 128), ("D", 64)):
+        for name, size in (("B", 1), ("H", 4), ("L", 128), ("D", head_dim)):
             declare_tensor_dim(name, size)
-        q = torch.randn(1, 4, 128, 64, dtype=f16)
-        angles = torch.randn(128, 64)
+        q = torch.randn(1, 4, 128, head_dim, dtype=f16)
+        angles = torch.randn(128, head_dim)
         cos, sin = angles.cos().to(f16), angles.sin().to(f16)
         name_tensor_dims(q, ["B", "H", "L", "D"])
         for t in (cos, sin):
@@ -191,6 +206,10 @@ PROGRAMS = {
     "cat_in_the_pool": cat_in_the_pool(),
     "hinted_rotary_cat_before": hinted_rotary(cat_in_scope=False),
     "hinted_rotary_cat_inside": hinted_rotary(cat_in_scope=True),
+    "hinted_rotary_64_inside": hinted_rotary(cat_in_scope=True, head_dim=64),
+    "swapped_halves": halves(negated=None),
+    "negated_low_half": halves(negated="low"),
+    "swapped_negated_low_half": halves(negated="high"),
     "misaligned_slice": misaligned_slice(),
 }
 
@@ -278,11 +297,43 @@ def test_a_tiled_group_after_a_cat_matches_eager(tmp_path):
     compile_and_check("hinted_rotary_cat_before", 4, tmp_path / "out", imported)
 
 
+def test_a_half_stick_rotation_inside_a_tiled_group_is_a_matmul_and_matches_eager(tmp_path):
+    compile_and_check("hinted_rotary_64_inside", 4, tmp_path / "out", imported)
+
+
 def test_a_cat_a_tiled_group_both_feeds_and_reads_is_one_located_error(tmp_path):
     with pytest.raises(SpyreError, match=r"a concatenation \(torch.cat, torch.stack\) inside the group of hints "
                                          r"\[1\] .* concatenations are not tiled") as error:
         compile_and_check("hinted_rotary_cat_inside", 4, tmp_path / "out", imported)
     assert error.value.location().startswith(f"{__file__}:")
+
+
+def _rotation_matmuls(module) -> list:
+    """The matmuls of ``module`` by a function argument (``rotate_half`` made ``x @ R``: the
+    programs' only input is ``x``, R a constant)."""
+    return [op for op in module.walk() if op.name == "spyre.matmul" and isinstance(op.operands[1], BlockArgument)]
+
+
+def test_rotate_half_of_half_stick_halves_is_a_matmul_by_a_signed_permutation():
+    _, module = imported("rotate_half_64_fp16")
+    (matmul,) = _rotation_matmuls(module)
+    assert [op for op in module.walk() if op.name in ("tensor.empty", "tensor.insert_slice")] == []
+    assert [op.name for op in module.walk() if op.name.startswith("spyre.")] == ["spyre.matmul"]
+    assert tensor_layout(matmul.operands[1].type).host_shape == (64, 64)
+
+
+@pytest.mark.parametrize("name", ["rotate_half_128_fp16", "rotate_half_64_fp32", "swapped_halves",
+                                  "negated_low_half", "swapped_negated_low_half"])
+def test_whole_stick_halves_and_other_concatenations_of_halves_stay_concatenations(name):
+    _, module = imported(name)
+    assert not _rotation_matmuls(module)
+    assert len([op for op in module.walk() if op.name == "tensor.insert_slice"]) == 2
+
+
+@pytest.mark.parametrize("name, cores", [("swapped_halves", 1), ("swapped_halves", 32),
+                                         ("negated_low_half", 4), ("swapped_negated_low_half", 4)])
+def test_half_stick_halves_concatenated_otherwise_match_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
 
 
 def test_a_single_non_empty_piece_is_the_result_itself():
