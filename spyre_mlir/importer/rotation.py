@@ -74,6 +74,6 @@ def half_rotation(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSA
     if half % (STICK_BYTES // element_bytes(element_dtype(elem))) == 0:
         return None
     rotation = torch.zeros(2 * half, 2 * half)
-    rotation[half:, :half] = -torch.eye(half)
+    rotation[half:, :half] = torch.diag(torch.full((half,), -1.0))
     rotation[:half, half:] = torch.eye(half)
     return cx.matmul(x, cx.tensor(rotation, elem))

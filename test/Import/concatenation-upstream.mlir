@@ -2,7 +2,7 @@
 // (printed for upstream) and verifies the tensor.empty / tensor.insert_slice
 // chain and our ops against their IRDL.
 // REQUIRES: mlir-opt, torch
-// RUN: %spyre-import %S/Inputs/concatenation.py:build_rotate_half | %spyre-opt -t upstream-mlir | %mlir-opt --irdl-file=%spyre-irdl --verify-each | %filecheck %s
+// RUN: %spyre-import %S/Inputs/concatenation.py:build_swapped_halves | %spyre-opt -t upstream-mlir | %mlir-opt --irdl-file=%spyre-irdl --verify-each | %filecheck %s
 
 // CHECK: %[[FULL:.*]] = tensor.empty() : tensor<2x16x64xf16>
 // CHECK: %[[COPY0:.*]] = "spyre.pointwise"({{.*}}) {op_func_name = "identity"}

@@ -14,5 +14,14 @@ def build_rotate_half():
     return rotate_half, (torch.randn(2, 16, 64, dtype=torch.float16),)
 
 
+def swapped_halves(x):
+    half = x.shape[-1] // 2
+    return torch.cat((x[..., half:], x[..., :half]), dim=-1)
+
+
 def build_stack():
     return stacked, (torch.randn(8, 64), torch.randn(8, 64))
+
+
+def build_swapped_halves():
+    return swapped_halves, (torch.randn(2, 16, 64, dtype=torch.float16),)
