@@ -33,6 +33,9 @@ operand the tiles re-read.  The pass weighs exactly that:
    the hints and runs the later planning stages, then the cost model's total.
    The cheapest candidate that beats the untiled plan wins; rounds repeat
    while one wins and the budget (``max_candidates`` priced per module) lasts.
+   Candidates are priced largest overflowing value first (the round trips
+   through HBM a tiling may save), then in program order: a long program's
+   attention scores come before its first small overflow.
    A candidate the tiling rules refuse is skipped and not counted.
 """
 
@@ -74,7 +77,8 @@ def _output_names(op: ComputeOp) -> dict[str, int]:
 
 
 def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
-    """The tilings worth pricing (step 2), in program order."""
+    """The tilings worth pricing (step 2), those of the largest value that overflows LX first
+    (the most a tiling may keep out of HBM), then in program order."""
     ops = _compute_ops(module)
     index = {op: i for i, op in enumerate(ops)}
     found: list[Candidate] = []
@@ -98,7 +102,7 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
                 members = tuple(i for i in range(index[writer], end + 1) if ops[i].parent_block() is block
                                 and name in _output_names(ops[i]) and not _tiled(ops[i]))
                 found += [Candidate(members, name, c) for c in end_counts if Candidate(members, name, c) not in found]
-    return found
+    return sorted(found, key=lambda c: -tensor_layout(ops[c.members[0]].result.type).nbytes)
 
 
 def _share(op: ComputeOp, config: SpyreConfig) -> float:
