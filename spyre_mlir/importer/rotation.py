@@ -54,7 +54,7 @@ def _half_of(value: SSAValue, source: SSAValue | None = None) -> tuple[SSAValue,
 def half_rotation(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSAValue | None:
     """``cat((-x2, x1), dim)`` of the halves ``x1``, ``x2`` of one tensor ``x`` along its last dim
     (``dim``), ``h`` elements each, as ``x @ R``, where ``R[h + i, i] = -1`` and ``R[i, h + i] = 1``
-    for ``i < h``; None for any other concatenation, for halves of whole sticks and for halves
+    for ``i < h``; None for any other concatenation, for halves of whole sticks, of a vector or
     of another element type than the result's."""
     if len(tensors) != 2 or dim != len(cx.val.shape) - 1:
         return None
@@ -67,6 +67,8 @@ def half_rotation(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSA
     if high is None or high[1] == 0 or _half_of(low, high[0]) != (high[0], 0):
         return None
     x = high[0]
+    if len(shape_of(x)) < 2:
+        return None  # a matmul's operands have rank 2 or more
     elem = elem_of(x)
     if elem != cx.out_elem(x) or elem != elem_of(negated) or elem != elem_of(low):
         return None

@@ -190,6 +190,7 @@ PROGRAMS = {
     "rotate_half_64_fp32": rotate_half_of(64, f32),
     "rotate_half_128_fp16": rotate_half_of(128, f16),
     "rotate_half_128_fp32": rotate_half_of(128, f32),
+    "rotate_half_vector": lambda: (rotate_half, (torch.randn(64, dtype=f16),)),
     "rotary_64_fp16": rotary(64, f16),
     "projected_rotary_1x1_fp32": projected_rotary(1, 1, f32),
     "projected_rotary_2x100_fp32": projected_rotary(2, 100, f32),
@@ -322,8 +323,8 @@ def test_rotate_half_of_half_stick_halves_is_a_matmul_by_a_signed_permutation():
     assert tensor_layout(matmul.operands[1].type).host_shape == (64, 64)
 
 
-@pytest.mark.parametrize("name", ["rotate_half_128_fp16", "rotate_half_64_fp32", "swapped_halves",
-                                  "negated_low_half", "swapped_negated_low_half"])
+@pytest.mark.parametrize("name", ["rotate_half_128_fp16", "rotate_half_64_fp32", "rotate_half_vector",
+                                  "swapped_halves", "negated_low_half", "swapped_negated_low_half"])
 def test_whole_stick_halves_and_other_concatenations_of_halves_stay_concatenations(name):
     _, module = imported(name)
     assert not _rotation_matmuls(module)
