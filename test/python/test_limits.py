@@ -180,14 +180,17 @@ ATTENTION = ImportedPrograms({"32x2048": _attention(32, 2048), "8x4096": _attent
                               "32x4096": _attention(32, 4096)})
 
 
-@pytest.mark.parametrize("name, cores", [("32x2048", 4), ("8x4096", 4), ("32x4096", 32)])
-def test_attention_scores_stay_within_the_span_limit(name, cores, tmp_path):
-    """spyre-auto-tile tiles the scores' ops over query rows; their slices stay within the limit."""
+@pytest.mark.parametrize("name, cores, near_limit", [("32x2048", 4, True), ("8x4096", 4, True), ("32x4096", 4, True),
+                                                      ("32x4096", 32, False)])
+def test_attention_scores_stay_within_the_span_limit(name, cores, near_limit, tmp_path):
+    """spyre-auto-tile tiles the scores' ops over query rows; their slices stay within the limit
+    (on 4 cores some span more than half of it; on 32 cores the tiles are finer)."""
     _, module = ATTENTION(name)
     predicted, measured = compile_measured(module.clone(), cores, tmp_path / "out")
     assert "scf.for" in _bundle(tmp_path / "out")
     assert_measured_as_predicted(predicted, measured)
-    assert max(span for tensors in measured.values() for _, span in tensors.values()) > limits.SPAN_LIMIT_BYTES // 2
+    widest = max(span for tensors in measured.values() for _, span in tensors.values())
+    assert (widest > limits.SPAN_LIMIT_BYTES // 2) == near_limit
 
 
 # --------------------------------------------------------------------------
