@@ -35,13 +35,18 @@ operand the tiles re-read.  The pass weighs exactly that:
    while one wins and the budget (``max_candidates`` priced per module) lasts.
    Candidates are priced largest overflowing value first (the round trips
    through HBM a tiling may save), then in program order: a long program's
-   attention scores come before its first small overflow.
+   attention scores come before its first small overflow.  A winner's twins
+   (:func:`_twins`: the same group in another copy of a repeated layer, tiled
+   the same way) are priced with it once, beyond the budget, and join it when
+   that is cheaper still: every layer's attention is tiled in the round that
+   tiles the first.
    A candidate the tiling rules refuse is skipped and not counted.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -147,17 +152,17 @@ def apply_candidate(module: ModuleOp, candidate: Candidate) -> None:
         ops[i].hints = ArrayAttr([*ops[i].get_hints(), hint])
 
 
-def predicted_ns(module: ModuleOp, candidate: Candidate | None = None, span_tiling: bool = True,
-                 lx_solver: str = "auto") -> float | None:
-    """The cost model's total for a clone of ``module`` tiled by ``candidate`` (None: as it is)
-    after the later planning stages (with ``span_tiling`` and ``lx_solver``); None when a stage
-    refuses the tiling."""
+def predicted_ns(module: ModuleOp, candidate: Candidate | Sequence[Candidate] | None = None,
+                 span_tiling: bool = True, lx_solver: str = "auto") -> float | None:
+    """The cost model's total for a clone of ``module`` tiled by ``candidate`` (or by each of a
+    sequence of them; None: as it is) after the later planning stages (with ``span_tiling`` and
+    ``lx_solver``); None when a stage refuses the tiling."""
     from spyre_mlir.analysis.cost import cost_report
     from spyre_mlir.pipeline import planning_stages
 
     clone = module.clone()
-    if candidate is not None:
-        apply_candidate(clone, candidate)
+    for applied in [] if candidate is None else [candidate] if isinstance(candidate, Candidate) else candidate:
+        apply_candidate(clone, applied)
     try:
         for stage in planning_stages(span_tiling, lx_solver):
             stage.apply(Context(), clone)
@@ -197,10 +202,37 @@ def auto_tile(module: ModuleOp, max_candidates: int = 10, span_tiling: bool = Tr
         ns, best = min(priced, key=lambda p: p[0])
         if ns >= best_ns:
             break
-        apply_candidate(module, best)
-        applied.append(best)
+        chosen = [best]
+        twins = _twins(_compute_ops(module), best, found)
+        if twins:
+            together = predicted_ns(module, [best, *twins], span_tiling, lx_solver)
+            if together is not None and together < ns:
+                chosen, ns = [best, *twins], together
+        for candidate in chosen:
+            apply_candidate(module, candidate)
+        applied += chosen
         best_ns = ns
     return applied
+
+
+def _signature(ops: list[ComputeOp], candidate: Candidate) -> tuple[object, ...]:
+    """What a tiling does, up to which ops it does it to: per member its op, op func, result
+    type and the iteration dims the tiled name names, then the count."""
+    return (*((op.name, op.op_func().name, op.result.type,
+               tuple(d for d, names in enumerate(op.get_dim_names() or ()) if candidate.name in names))
+              for op in (ops[i] for i in candidate.members)), candidate.count)
+
+
+def _twins(ops: list[ComputeOp], best: Candidate, found: list[Candidate]) -> list[Candidate]:
+    """The candidates of ``found`` that tile another copy of ``best``'s group as ``best`` tiles it
+    (the same layer repeated: :func:`_signature`), no two sharing an op."""
+    signature, taken = _signature(ops, best), set(best.members)
+    twins = []
+    for candidate in found:
+        if not taken & set(candidate.members) and _signature(ops, candidate) == signature:
+            twins.append(candidate)
+            taken |= set(candidate.members)
+    return twins
 
 
 @dataclass(frozen=True)

@@ -159,6 +159,27 @@ def test_regression_the_largest_overflow_is_priced_first_within_the_budget(tmp_p
     assert division.runs > 1 and division.traffic.hbm_written == 0
 
 
+def test_regression_every_layers_attention_is_tiled_in_one_round(tmp_path):
+    """Two Llama layers over 1024 tokens on 4 cores: each layer's [4, 1024, 1024] f32 scores
+    overflow LX.  The round that tiles the first layer's attention prices the second layer's
+    identical group with it (its twin), so both run in loops; the budget used to run out
+    before a second round reached the second layer, whose scores then streamed through HBM."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import models
+
+    model = models.with_size(models.Model("llama", ids=True, dtype=torch.float16),
+                             layers=2, hidden=256, heads=4, length=1024)
+    fn, inputs = models.build(model)
+    program = export_model(fn, inputs)
+    out = tmp_path / "out"
+    reports = []
+    compile_module(import_program(program), out, CompileOptions(cores=4), log=io.StringIO(),
+                   planned=lambda planned: reports.append(cost_report(planned)))
+    divisions = [c for c in reports[0].ops if c.op.op_func().name == "realdiv"]
+    assert len(divisions) == 2 and all(c.runs > 1 and c.traffic.hbm_written == 0 for c in divisions)
+    _matches_eager(out, program, fn, inputs)
+
+
 @pytest.mark.parametrize("cores", [4, 32])
 def test_the_probabilities_reach_the_matmul_by_v_in_lx(cores, tmp_path):
     """Granite's sdpa attention over 2048 tokens: its f32 [8, 2048, 2048] scores overflow LX on 4
