@@ -152,17 +152,17 @@ def apply_candidate(module: ModuleOp, candidate: Candidate) -> None:
         ops[i].hints = ArrayAttr([*ops[i].get_hints(), hint])
 
 
-def predicted_ns(module: ModuleOp, candidate: Candidate | Sequence[Candidate] | None = None,
-                 span_tiling: bool = True, lx_solver: str = "auto") -> float | None:
-    """The cost model's total for a clone of ``module`` tiled by ``candidate`` (or by each of a
-    sequence of them; None: as it is) after the later planning stages (with ``span_tiling`` and
-    ``lx_solver``); None when a stage refuses the tiling."""
+def predicted_ns(module: ModuleOp, tilings: Sequence[Candidate] = (), span_tiling: bool = True,
+                 lx_solver: str = "auto") -> float | None:
+    """The cost model's total for a clone of ``module`` tiled by each of ``tilings`` (none: as it
+    is) after the later planning stages (with ``span_tiling`` and ``lx_solver``); None when a stage
+    refuses the tiling."""
     from spyre_mlir.analysis.cost import cost_report
     from spyre_mlir.pipeline import planning_stages
 
     clone = module.clone()
-    for applied in [] if candidate is None else [candidate] if isinstance(candidate, Candidate) else candidate:
-        apply_candidate(clone, applied)
+    for candidate in tilings:
+        apply_candidate(clone, candidate)
     try:
         for stage in planning_stages(span_tiling, lx_solver):
             stage.apply(Context(), clone)
@@ -188,12 +188,12 @@ def auto_tile(module: ModuleOp, max_candidates: int = 10, span_tiling: bool = Tr
     best_ns: float | None = None  # the module as it is: untiled, then the last round's winner
     while budget > 0 and (found := candidates(module, config)):
         if best_ns is None:
-            best_ns = predicted_ns(module, None, span_tiling, lx_solver)
+            best_ns = predicted_ns(module, (), span_tiling, lx_solver)
         priced: list[tuple[float, Candidate]] = []
         for candidate in found:
             if len(priced) == budget:
                 break
-            ns = predicted_ns(module, candidate, span_tiling, lx_solver)
+            ns = predicted_ns(module, (candidate,), span_tiling, lx_solver)
             if ns is not None:
                 priced.append((ns, candidate))
         budget -= len(priced)

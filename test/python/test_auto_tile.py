@@ -97,20 +97,28 @@ def _matches_eager(out, program, fn, inputs) -> None:
             tolerance_for(read_manifest(out).outputs[0].dtype))
 
 
+def _compiled(family: str, cores: int, out, attention: str = "sdpa", **size):
+    """``examples/models.py``'s ``family`` at ``size``, exported and compiled for ``cores`` into
+    ``out``: the program, the model and its inputs, and the planned program's cost report."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import models
+
+    model = models.with_size(models.Model(family, attention=attention, ids=True, dtype=torch.float16), **size)
+    fn, inputs = models.build(model)
+    program = export_model(fn, inputs)
+    reports = []
+    compile_module(import_program(program), out, CompileOptions(cores=cores), log=io.StringIO(),
+                   planned=lambda planned: reports.append(cost_report(planned)))
+    return program, fn, inputs, reports[0]
+
+
 def test_attention_scores_are_not_tiled_on_one_loop_over_both_positions(tmp_path):
     """Regression: in eager Llama attention the scores' query and key dims carry one name; a
     tiling of that name ran one loop index over both dims, computed only the diagonal blocks
     and left NaN in the rest.  spyre-coarse-tile refuses such a level, spyre-auto-tile skips the
     candidate, and the program matches eager."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import models
-
-    model = models.with_size(models.Model("llama", attention="eager", ids=True, dtype=torch.float16),
-                             layers=1, hidden=256, heads=8, length=256)
-    fn, inputs = models.build(model)
-    program = export_model(fn, inputs)
     out = tmp_path / "out"
-    compile_module(import_program(program), out, CompileOptions(cores=1), log=io.StringIO())
+    program, fn, inputs, _ = _compiled("llama", 1, out, attention="eager", layers=1, hidden=256, heads=8, length=256)
     _matches_eager(out, program, fn, inputs)
 
 
@@ -121,19 +129,9 @@ def test_attention_is_tiled_from_its_scores_matmul_by_query_rows(cores, tmp_path
     query rows (spyre-propagate-named-dims), so the tiled group starts at the scores matmul itself
     and the scores never reach HBM: the matmul runs once per tile.  On 32 cores they fit untiled.
     Every plan matches eager."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import models
-
-    model = models.with_size(models.Model("granite", ids=True, dtype=torch.float16),
-                             layers=1, hidden=256, heads=4, length=1024)
-    fn, inputs = models.build(model)
-    program = export_model(fn, inputs)
-    module = import_program(program)
     out = tmp_path / "out"
-    reports = []
-    compile_module(module, out, CompileOptions(cores=cores), log=io.StringIO(),
-                   planned=lambda planned: reports.append(cost_report(planned)))
-    scores = next(c for c in reports[0].ops if c.op.op_func().kind.name == "MATMUL"
+    program, fn, inputs, report = _compiled("granite", cores, out, layers=1, hidden=256, heads=4, length=1024)
+    scores = next(c for c in report.ops if c.op.op_func().kind.name == "MATMUL"
                   and c.op.result.type.get_shape()[-1] == 1024)  # keys: the projections end in 256 or 128
     assert (scores.runs > 1) == (cores < 32)
     assert scores.traffic.hbm_written == 0
@@ -146,16 +144,8 @@ def test_regression_the_largest_overflow_is_priced_first_within_the_budget(tmp_p
     first small ones, so the [8, 2048, 2048] scores streamed through HBM untiled (42 ms predicted
     where 4 cores took 3.3).  Priced largest value first, the softmax runs in a loop and its
     division writes nothing to HBM."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import models
-
-    model = models.with_size(models.Model("granite", ids=True, dtype=torch.float16),
-                             layers=1, hidden=512, heads=8, length=2048)
-    program = export_model(*models.build(model))
-    reports = []
-    compile_module(import_program(program), tmp_path / "out", CompileOptions(cores=1), log=io.StringIO(),
-                   planned=lambda planned: reports.append(cost_report(planned)))
-    division = next(c for c in reports[0].ops if c.op.op_func().name == "realdiv")
+    _, _, _, report = _compiled("granite", 1, tmp_path / "out", layers=1, hidden=512, heads=8, length=2048)
+    division = next(c for c in report.ops if c.op.op_func().name == "realdiv")
     assert division.runs > 1 and division.traffic.hbm_written == 0
 
 
@@ -164,18 +154,9 @@ def test_regression_every_layers_attention_is_tiled_in_one_round(tmp_path):
     overflow LX.  The round that tiles the first layer's attention prices the second layer's
     identical group with it (its twin), so both run in loops; the budget used to run out
     before a second round reached the second layer, whose scores then streamed through HBM."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import models
-
-    model = models.with_size(models.Model("llama", ids=True, dtype=torch.float16),
-                             layers=2, hidden=256, heads=4, length=1024)
-    fn, inputs = models.build(model)
-    program = export_model(fn, inputs)
     out = tmp_path / "out"
-    reports = []
-    compile_module(import_program(program), out, CompileOptions(cores=4), log=io.StringIO(),
-                   planned=lambda planned: reports.append(cost_report(planned)))
-    divisions = [c for c in reports[0].ops if c.op.op_func().name == "realdiv"]
+    program, fn, inputs, report = _compiled("llama", 4, out, layers=2, hidden=256, heads=4, length=1024)
+    divisions = [c for c in report.ops if c.op.op_func().name == "realdiv"]
     assert len(divisions) == 2 and all(c.runs > 1 and c.traffic.hbm_written == 0 for c in divisions)
     _matches_eager(out, program, fn, inputs)
 
@@ -187,19 +168,10 @@ def test_the_probabilities_reach_the_matmul_by_v_in_lx(cores, tmp_path):
     K) where the softmax's division wrote them: cores step through a matmul's K first and then
     through the other dims innermost first, so each core reads the probabilities it wrote and they
     never reach HBM.  The plan matches eager."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import models
-
-    model = models.with_size(models.Model("granite", ids=True, dtype=torch.float16),
-                             layers=1, hidden=512, heads=8, length=2048)
-    fn, inputs = models.build(model)
-    program = export_model(fn, inputs)
     out = tmp_path / "out"
-    reports = []
-    compile_module(import_program(program), out, CompileOptions(cores=cores), log=io.StringIO(),
-                   planned=lambda planned: reports.append(cost_report(planned)))
-    division = next(c for c in reports[0].ops if c.op.op_func().name == "realdiv")
-    by_v = reports[0].ops[reports[0].ops.index(division) + 1]
+    program, fn, inputs, report = _compiled("granite", cores, out, layers=1, hidden=512, heads=8, length=2048)
+    division = next(c for c in report.ops if c.op.op_func().name == "realdiv")
+    by_v = report.ops[report.ops.index(division) + 1]
     assert by_v.op.op_func().kind.name == "MATMUL" and by_v.runs == division.runs > 1
     assert division.traffic.hbm_written == 0 and by_v.traffic.lx_read > 0
     _matches_eager(out, program, fn, inputs)
