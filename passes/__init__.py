@@ -22,6 +22,7 @@ _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
     ("spyre-fold-views", "spyre_mlir.passes.fold_views", "FoldViewsPass"),
     ("spyre-auto-tile", "spyre_mlir.passes.auto_tile", "AutoTilePass"),
     ("spyre-coarse-tile", "spyre_mlir.passes.coarse_tile", "CoarseTilePass"),
+    ("spyre-pad-dims", "spyre_mlir.passes.pad_dims", "PadDimsPass"),
     ("spyre-work-division", "spyre_mlir.passes.work_division", "WorkDivisionPass"),
     ("spyre-plan-memory", "spyre_mlir.passes.plan_memory", "PlanMemoryPass"),
     ("spyre-lower-to-bundle", "spyre_mlir.passes.lower_to_bundle", "LowerToBundlePass"),

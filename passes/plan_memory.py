@@ -86,6 +86,7 @@ from spyre_mlir.dialects.spyre import (
     PlacementKind,
     PointwiseOp,
     ViewOp,
+    expr_range,
     target_config,
     tensor_layout,
 )
@@ -544,10 +545,20 @@ def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int,
 
 
 def _zeroed(value: OpResult) -> bool:
-    """True for a compute result (or an assembly's value) whose layout is padded beyond its
-    writers' reach (:attr:`StickLayout.is_padded`): its padding must read as zeros, so it gets a
-    zeroed buffer of its own (a fill initialises all of its own bytes)."""
-    return isinstance(value.op, ComputeOp | tensor.InsertSliceOp) and tensor_layout(value.type).is_padded
+    """True for a compute result (or an assembly's value) whose layout is padded
+    (:attr:`StickLayout.is_padded`) beyond its writers' reach: its padding must read as zeros, so
+    it gets a zeroed buffer of its own (a fill initialises all of its own bytes).  A compute op
+    that iterates its result's padding (spyre-pad-dims) writes it."""
+    if not isinstance(value.op, ComputeOp | tensor.InsertSliceOp) or not tensor_layout(value.type).is_padded:
+        return False
+    return not isinstance(value.op, ComputeOp) or not _writes_padding(value.op)
+
+
+def _writes_padding(op: ComputeOp) -> bool:
+    """True when ``op`` iterates its result's padding in every host dim."""
+    bounds = [(0, n - 1) for n in op.get_iteration_space()]
+    padded = tensor_layout(op.result.type).padded_host_shape
+    return all(expr_range(e, bounds)[1] >= n - 1 for e, n in zip(op.get_indexing_maps()[-1].results, padded))
 
 
 def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,

@@ -43,10 +43,8 @@ from xdsl.rewriter import Rewriter
 from spyre_mlir.analysis.kernel_args import argument_role_and_name
 from spyre_mlir.diagnostics import describe_argument, emit_warning
 from spyre_mlir.dialects.spyre import RestickifyOp, tensor_layout
+from spyre_mlir.manifest import STAGED_ROLES
 
-STAGED_ROLES = ("parameter", "buffer", "constant")
-"""Roles of the arguments staged in their readers' layout by default: what the runtime stages once
-(a constant from the data the output directory stores)."""
 
 
 def stage_layouts(body: func.FuncOp, stage_inputs: bool = False) -> list[BlockArgument]:

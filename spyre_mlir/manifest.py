@@ -76,6 +76,9 @@ TENSOR_ROLES = ("input", "parameter", "buffer", "output", "constant")
 ROLES = (*TENSOR_ROLES, "pool")
 ARGUMENT_ROLES = ("input", "parameter", "buffer", "constant")
 """The roles a compiled function's argument may have (``spyre.role``); outputs are its results."""
+STAGED_ROLES = ("parameter", "buffer", "constant")
+"""The roles of the arguments the runtime stages once and reuses (the weights, a KV cache, a
+constant from the data the output directory stores), in their layout, zeros in its padding."""
 
 
 @dataclass(frozen=True)

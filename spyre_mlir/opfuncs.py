@@ -66,6 +66,20 @@ class OpFunc:
         """The SDSC execution unit: ``pt`` for matmul, ``sfp`` for everything else."""
         return "pt" if self.kind is OpKind.MATMUL else "sfp"
 
+    def keeps_zeros(self, consts: Mapping[str, float]) -> bool:
+        """True when the op func, given ``consts`` (scalar inputs and parameters by name) and
+        zeros for every tensor input, computes zeros (``silu(0)``, ``0 * 0``, a sum of zeros):
+        it keeps a zero padding zero.  A matmul does (``0 @ 0``); data movement copies."""
+        zeros = np.zeros((1, 1), np.float32)
+        if self.kind is OpKind.REDUCTION:
+            return not np.any(self.compute(zeros, axis=(1,)))
+        if self.kind is not OpKind.POINTWISE:
+            return True
+        args = [np.float32(consts[name]) if name in consts else zeros for name in self.inputs]
+        params = {**self.params, **{k: v for k, v in consts.items() if k in self.params}}
+        with np.errstate(all="ignore"):
+            return not np.any(np.asarray(self.compute(*args, **params)))
+
 
 def _erf(x: np.ndarray) -> np.ndarray:
     """erf for float arrays (Abramowitz & Stegun 7.1.26 refined; |error| < 1.2e-7)."""

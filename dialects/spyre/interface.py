@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DenseArrayBase, StringAttr, TensorType, i64
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_mlir.dialects.spyre.attributes import HintAttr, PlacementAttr
 from spyre_mlir.dialects.spyre.maps import expr_range
-from spyre_mlir.dialects.spyre.types import tensor_shape, verify_tensor_type
+from spyre_mlir.dialects.spyre.types import padded_shape, tensor_shape, verify_tensor_type
 from spyre_mlir.opfuncs import OpFunc
 
 
@@ -105,6 +105,16 @@ class ComputeOp(IRDLOperation):
             return tuple(self.iteration_space.get_values())
         return self.default_iteration_space()
 
+    def valid_iteration_space(self) -> tuple[int, ...]:
+        """The iteration space without the padding it iterates (spyre-pad-dims): each dim clipped
+        to the host extent of the tensors that it alone indexes a dim of."""
+        space = list(self.get_iteration_space())
+        for m, v in zip(self.get_indexing_maps(), [*self.inputs, self.result]):
+            for expr, size in zip(m.results, tensor_shape(v)):
+                if isinstance(expr, AffineDimExpr):
+                    space[expr.position] = min(space[expr.position], size)
+        return tuple(space)
+
     def get_indexing_maps(self) -> tuple[AffineMap, ...]:
         """Per-operand maps, then the result's, from iteration to host coordinates."""
         if self.indexing_maps is not None:
@@ -185,7 +195,7 @@ class ComputeOp(IRDLOperation):
                 raise VerifyException(
                     f"indexing map {m} of {what} must map {len(space)} iteration dims to "
                     f"{len(shape)} coordinates")
-            for d, (expr, size) in enumerate(zip(m.results, shape)):
+            for d, (expr, size) in enumerate(zip(m.results, padded_shape(v.type))):
                 lo, hi = expr_range(expr, bounds)
                 if lo < 0 or hi >= size:
                     raise VerifyException(

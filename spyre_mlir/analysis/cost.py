@@ -84,6 +84,7 @@ from spyre_mlir.analysis.work import WorkProblem, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.figures import figures_table
+from spyre_mlir.manifest import STAGED_ROLES
 from spyre_mlir.opfuncs import OpKind
 
 
@@ -492,13 +493,14 @@ def predict(body: func.FuncOp, alignment: int, facts: CostFacts = SPYRE_FACTS) -
 def lower_bound_ns(body: func.FuncOp, cores: int, facts: CostFacts = SPYRE_FACTS) -> float:
     """The roofline lower bound of ``body`` on ``cores`` cores: each graph input read once and each
     output written once at peak bandwidth, against all its MACs (a matmul in a loop's body once per
-    iteration: the bound does not depend on the plan's tiling) at the peak of all the cores.  A
-    buffer the program updates in place counts once, as an input.  Tensors count their elements,
-    not the padding of the layout they are staged in (a plan may stage them otherwise), and a
-    table read through an index the rows it can address (:func:`_read_bytes`)."""
+    iteration, a padded dim at its valid extent: the bound does not depend on the plan's tiling or
+    padding) at the peak of all the cores.  A buffer the program updates in place counts once, as
+    an input.  Tensors count their elements, not the padding of the layout they are staged in (a
+    plan may stage them otherwise), and a table read through an index the rows it can address
+    (:func:`_read_bytes`)."""
     inputs = sum(_read_bytes(arg) for arg in body.body.block.args)
     outputs = sum(tensor_layout(body.function_type.outputs.data[j]).host_nbytes for j in output_results(body))
-    macs = sum(math.prod(op.get_iteration_space()) * iterations(op) for op in body.walk()
+    macs = sum(math.prod(op.valid_iteration_space()) * iterations(op) for op in body.walk()
                if isinstance(op, ComputeOp) and op.op_func().kind is OpKind.MATMUL)
     return max((inputs + outputs) / facts.hbm_bytes_per_ns, macs / (cores * facts.macs_per_ns_per_core))
 
@@ -509,7 +511,7 @@ def streaming_bound_ns(body: func.FuncOp, facts: CostFacts = SPYRE_FACTS) -> flo
     it can address) read once at peak bandwidth: what one decode step cannot beat however few
     tokens it computes."""
     state = [arg for i, arg in enumerate(body.body.block.args)
-             if argument_role_and_name(body, i)[0] in ("parameter", "buffer", "constant")]
+             if argument_role_and_name(body, i)[0] in STAGED_ROLES]
     return sum(_read_bytes(arg) for arg in state) / facts.hbm_bytes_per_ns
 
 

@@ -18,6 +18,8 @@
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-coarse-tile
 // ORDER-NOT: IR Dump After
+// ORDER: IR Dump After spyre-pad-dims
+// ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-work-division
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-plan-memory

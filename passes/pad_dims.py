@@ -1,0 +1,321 @@
+# spyre-pad-dims (DESIGN §8): pads a dim no split fills the cores with to one that does.
+# Reads the top-level compute ops of each function (iteration spaces, indexing maps, op funcs,
+# consts), their tensors' layouts, the arguments' roles and the module's `#spyre.target`; prices
+# the padded plan against the plain one with the later planning stages (analysis.cost).  Writes
+# wider `device_size`s (padding) into the layouts of the tensors along a padded dim, the function
+# signature for the arguments among them, and explicit iteration spaces that iterate the padding
+# on the ops that compute it.
+"""Padding a dim for the cores.
+
+Intermediate 12,800 of a Granite-8B MLP is 200 sticks: no split of 200
+fills 32 cores (the best, 25, gives each core 8 sticks), so SwiGLU's silu, mul
+and down projection ran on 25 cores.  Padded to 224 sticks, each of 32 cores
+takes 7::
+
+    %h = spyre.pointwise "silu" (%g) : (tensor<512x12800xf16, #L>) -> tensor<512x12800xf16, #L>
+
+becomes, with ``#P = #spyre.layout<device_size = [224, 512, 64], ...>``::
+
+    %h = spyre.pointwise "silu" (%g) {iteration_space = array<i64: 512, 14336>, ...}
+           : (tensor<512x12800xf16, #P>) -> tensor<512x12800xf16, #P>
+
+Host shapes stay; the layouts hold the padding, and the ops that iterate it
+address it through them.
+
+1. **Groups** (:func:`pad_groups`).  An iteration dim of a top-level compute op
+   and a host dim of a tensor the op indexes by that dim alone (``d``:
+   coefficient 1, no offset) are linked, and so, through it, are all the ops
+   that index one tensor's dim: a linked set is a group, padded as one.  A
+   matmul's M and N are the group's edge: the matmul iterates their valid
+   extent, reading its operands' valid part and writing its result's, whose
+   padding a zeroed buffer supplies (DESIGN §9).  A matmul's K is in the group:
+   it iterates the padding of both operands.
+2. **Soundness.**  A group is padded only where its padding holds zeros: every
+   tensor in it is a staged argument (parameter, buffer or constant: staging
+   writes zeros in a layout's padding), the result of an edge matmul, or the
+   result of an op in the group whose op func keeps zeros
+   (:meth:`OpFunc.keeps_zeros`: ``silu``, a product; not ``exp``, not ``x + 1``)
+   and whose tensor inputs are all in the group and hold zeros there.  A padded
+   K then adds ``0 * 0``, and every op computes zeros where it iterates the
+   padding.  A group is refused where one of its dims enters a map another way
+   (an offset, a multiple, a division), an op reduces along it (a max would see
+   the zeros), reads through an index or moves data, or a tensor in it is a
+   user input, a function result, used by anything but a top-level compute op
+   (a loop, a window), written otherwise, or its tensors differ in extent or
+   stick width, or one is padded along it already.
+3. **Decision.**  A group of ``P`` pieces (sticks, where a tensor is sticked
+   along it, else elements) is a candidate on ``c`` cores when padding it to
+   ``ceil(P / c) * c`` pieces gives each core fewer than the largest divisor of
+   ``P`` within ``c`` does (:meth:`PadGroup.padded_extent`).  The candidates
+   (but one sharing an op or a tensor with an earlier candidate, which stays as
+   it is) are padded together on a clone; the padded and the plain module go through
+   the later planning stages, and the padding is kept where the cost model
+   predicts the padded plan faster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
+from xdsl.ir import BlockArgument, OpResult, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from spyre_mlir.analysis.kernel_args import argument_role_and_name
+from spyre_mlir.analysis.work import divisors
+from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.dialects.spyre import ComputeOp, layout_attr, target_config, tensor_layout
+from spyre_mlir.layout import stick_layout
+from spyre_mlir.manifest import STAGED_ROLES
+from spyre_mlir.opfuncs import OpKind
+
+_Node = tuple[str, object, int]
+"""``("op", op, iteration dim)``, ``("edge", op, iteration dim)`` or ``("value", value, host dim)``."""
+
+
+@dataclass
+class PadGroup:
+    """A dim padded as one: the ops that iterate its padding and the tensors that hold it."""
+
+    extent: int
+    """The valid extent (host elements)."""
+
+    piece: int
+    """Elements per piece: the stick width where a tensor is sticked along the dim, else 1."""
+
+    ops: dict[ComputeOp, int] = field(default_factory=dict)
+    """The ops that iterate the padding, with their iteration dim along the group."""
+
+    values: dict[SSAValue, int] = field(default_factory=dict)
+    """The tensors that hold the padding, with their host dim along the group."""
+
+    def padded_extent(self, cores: int) -> int | None:
+        """The extent to pad to on ``cores``, None when padding gives no core fewer pieces."""
+        pieces = self.extent // self.piece
+        best = max(d for d in divisors(pieces) if d <= cores)
+        per_core = -(-pieces // cores)
+        if per_core * best >= pieces:
+            return None
+        return per_core * cores * self.piece
+
+
+class _Links:
+    """Union-find over :data:`_Node`s, with the nodes whose group may not be padded."""
+
+    def __init__(self) -> None:
+        self.parent: dict[_Node, _Node] = {}
+        self.refused: set[_Node] = set()
+
+    def root(self, node: _Node) -> _Node:
+        self.parent.setdefault(node, node)
+        while self.parent[node] != node:
+            self.parent[node] = self.parent[self.parent[node]]
+            node = self.parent[node]
+        return node
+
+    def link(self, a: _Node, b: _Node) -> None:
+        self.parent[self.root(a)] = self.root(b)
+
+    def groups(self) -> dict[_Node, list[_Node]]:
+        out: dict[_Node, list[_Node]] = {}
+        for node in list(self.parent):
+            out.setdefault(self.root(node), []).append(node)
+        return out
+
+
+def _dims_in(expr: AffineExpr) -> Iterator[int]:
+    if isinstance(expr, AffineDimExpr):
+        yield expr.position
+    elif isinstance(expr, AffineBinaryOpExpr):
+        yield from _dims_in(expr.lhs)
+        yield from _dims_in(expr.rhs)
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+def _link_op(op: ComputeOp, links: _Links) -> None:
+    """Link ``op``'s iteration dims with the host dims of the tensors it indexes by them alone."""
+    maps, tensors = op.get_indexing_maps(), [*op.inputs, op.result]
+    func_kind = op.op_func().kind
+    reduced = set(op.reduction_dims())
+    edge = set() if func_kind is not OpKind.MATMUL else set(range(len(op.get_iteration_space()))) - reduced
+    for d in range(len(op.get_iteration_space())):
+        node: _Node = ("edge" if d in edge else "op", op, d)
+        links.root(node)
+        if func_kind is OpKind.DATA_MOVEMENT or op.indirect_access() is not None or \
+                (func_kind is OpKind.REDUCTION and d in reduced):
+            links.refused.add(node)
+        for position, (m, value) in enumerate(zip(maps, tensors)):
+            for h, expr in enumerate(m.results):
+                if d not in _dims_in(expr):
+                    continue
+                if expr != AffineDimExpr(d):
+                    links.refused.add(node)
+                elif d not in edge or position == len(tensors) - 1:
+                    links.link(node, ("value", value, h))
+        if d not in edge and any(d not in (e.position for e in m.results if isinstance(e, AffineDimExpr))
+                                 for m in maps[:-1]):
+            links.refused.add(node)  # an input broadcast along the dim: its padding is no zero
+
+
+def _check_value(body: func.FuncOp, value: SSAValue, h: int, links: _Links) -> None:
+    """Refuse ``value``'s dim ``h`` unless a top-level compute op or a staged argument holds it and
+    only top-level compute ops read it."""
+    node: _Node = ("value", value, h)
+    top = body.body.block
+    if any(not isinstance(use.operation, ComputeOp) or use.operation.parent_block() is not top
+           for use in value.uses):
+        links.refused.add(node)
+    if isinstance(value, BlockArgument):
+        if value.block is not top or argument_role_and_name(body, value.index)[0] not in STAGED_ROLES:
+            links.refused.add(node)
+    elif not (isinstance(value, OpResult) and isinstance(value.op, ComputeOp) and value.op.parent_block() is top
+              and isinstance(value.op.get_indexing_maps()[-1].results[h], AffineDimExpr)):
+        links.refused.add(node)
+
+
+def _group(nodes: list[_Node]) -> PadGroup | None:
+    """The group of ``nodes``, None when its tensors' extents, pieces or padding disagree."""
+    values = {v: h for kind, v, h in nodes if kind == "value"}
+    ops = {op: d for kind, op, d in nodes if kind == "op"}
+    extents = {_shape(v)[h] for v, h in values.items()}  # type: ignore[arg-type]
+    extents |= {op.get_iteration_space()[d] for op, d in ops.items()}  # type: ignore[union-attr]
+    if len(extents) != 1 or not ops:
+        return None
+    extent = extents.pop()
+    layouts = {v: tensor_layout(v.type) for v in values}  # type: ignore[union-attr]
+    if any(layouts[v].padded_host_shape[h] != extent for v, h in values.items()):
+        return None
+    pieces = {layouts[v].elems_per_stick for v, h in values.items() if layouts[v].stick_dim == h}
+    if len(pieces) > 1:
+        return None
+    piece = pieces.pop() if pieces else 1
+    if extent % piece:
+        return None
+    return PadGroup(extent, piece, ops, values)  # type: ignore[arg-type]
+
+
+def _holds_zeros(group: PadGroup) -> bool:
+    """Every tensor of ``group`` holds zeros in its padding (the module docstring's rule 2)."""
+    zeros: dict[SSAValue, bool] = {}
+
+    def zero(value: SSAValue) -> bool:
+        if value not in zeros:
+            writer = value.op if isinstance(value, OpResult) else None
+            if not isinstance(writer, ComputeOp) or writer not in group.ops:
+                zeros[value] = True  # a staged argument, or an edge matmul's result (a zeroed buffer)
+            else:
+                zeros[value] = writer.op_func().keeps_zeros(writer.const_values()) and \
+                    all(zero(v) for v in writer.inputs)
+        return zeros[value]
+
+    return all(zero(v) for v in group.values)
+
+
+def pad_groups(module: ModuleOp) -> list[PadGroup]:
+    """The groups of every function of ``module`` that may be padded, in program order."""
+    found: list[PadGroup] = []
+    for body in module.ops:
+        if not isinstance(body, func.FuncOp) or not body.body.blocks:
+            continue
+        links = _Links()
+        top = body.body.block
+        for op in top.ops:
+            if isinstance(op, ComputeOp):
+                _link_op(op, links)
+        for kind, value, h in list(links.parent):
+            if kind == "value":
+                _check_value(body, value, h, links)  # type: ignore[arg-type]
+        for root, nodes in links.groups().items():
+            if any(node in links.refused for node in nodes):
+                continue
+            group = _group(nodes)
+            if group is not None and _holds_zeros(group):
+                found.append(group)
+    return found
+
+
+def pad(group: PadGroup, extent: int) -> None:
+    """Pad ``group`` to ``extent``: its tensors' layouts and the iteration spaces of its ops."""
+    for value, h in group.values.items():
+        assert isinstance(value.type, TensorType)
+        layout = tensor_layout(value.type)
+        padded = list(layout.padded_host_shape)
+        padded[h] = extent
+        wider = stick_layout(layout.host_shape, layout.dtype, layout.dim_order, padded_shape=padded)
+        new = Rewriter.replace_value_with_new_type(
+            value, TensorType(value.type.get_element_type(), value.type.get_shape(), layout_attr(wider)))
+        if isinstance(new, BlockArgument):
+            body = new.block.parent_op()
+            assert isinstance(body, func.FuncOp)
+            inputs = list(body.function_type.inputs.data)
+            inputs[new.index] = new.type
+            body.function_type = FunctionType.from_lists(inputs, body.function_type.outputs.data)
+    for op, d in group.ops.items():
+        space = list(op.get_iteration_space())
+        space[d] = extent
+        op.set_indexing(space, op.get_indexing_maps())
+
+
+def _padded(module: ModuleOp, cores: int) -> bool:
+    """Pad the candidate groups of ``module`` on ``cores`` (one per op and tensor: the first in
+    program order); False when there is none."""
+    taken: set[object] = set()
+    candidates = []
+    for group in pad_groups(module):
+        extent = group.padded_extent(cores)
+        members = {*group.ops, *group.values}
+        if extent is not None and not members & taken:
+            taken |= members
+            candidates.append((group, extent))
+    for group, extent in candidates:
+        pad(group, extent)
+    return bool(candidates)
+
+
+def _predicted_ns(module: ModuleOp, lx_solver: str) -> float | None:
+    """The cost model's total for ``module`` (a clone) after the stages that follow this one
+    (memory planning with ``lx_solver``); None when a stage refuses it."""
+    from spyre_mlir.analysis.cost import cost_report
+    from spyre_mlir.pipeline import planning_stages
+
+    try:
+        for stage in planning_stages(lx_solver=lx_solver, first=PadDimsPass.name, pad_dims=False):
+            stage.apply(Context(), module)
+    except SpyreError:
+        return None
+    return cost_report(module).total_ns
+
+
+def pad_dims(module: ModuleOp, lx_solver: str = "auto") -> bool:
+    """Pad ``module``'s candidate groups where the padded plan is predicted faster (memory
+    planned with ``lx_solver``); True when it did."""
+    cores = target_config(module).cores
+    padded = module.clone()
+    if cores == 1 or not _padded(padded, cores):
+        return False
+    with_padding, without = _predicted_ns(padded, lx_solver), _predicted_ns(module.clone(), lx_solver)
+    if with_padding is None or (without is not None and with_padding >= without):
+        return False
+    return _padded(module, cores)
+
+
+@dataclass(frozen=True)
+class PadDimsPass(ModulePass):
+    """Pad the dims no split fills the cores with, where the cost model predicts it pays."""
+
+    name = "spyre-pad-dims"
+
+    lx_solver: str = "auto"
+    """spyre-plan-memory's LX solver in the stages that price the padding."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pad_dims(op, self.lx_solver)

@@ -1,0 +1,150 @@
+"""spyre-pad-dims end to end: a dim no split fills the cores with is padded, its padding holds zeros,
+and the program computes eager's numbers on 1, 4 and 32 cores.
+
+An intermediate of 50 sticks splits at best 2 ways on 4 cores; padded to 52 sticks, SwiGLU's silu,
+mul and down projection take all 4.  The models are torch.nn's and transformers' own MLPs and a
+one-layer Granite model, at small sizes with random weights.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+import torch
+import transformers
+from torch import nn
+
+from spyre_mlir.analysis.cost import SPYRE_FACTS, cost_report
+from spyre_mlir.dialects.spyre import ComputeOp
+from spyre_mlir.opfuncs import lookup
+from spyre_mlir.passes.pad_dims import PadGroup
+from spyre_mlir.pipeline import CompileOptions, compile_module
+
+from e2e_support import ImportedPrograms, compile_and_check
+
+HIDDEN, INTERMEDIATE, TOKENS = 256, 3200, 64
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, hidden: int, intermediate: int):
+        super().__init__()
+        self.gate = nn.Linear(hidden, intermediate, bias=False)
+        self.up = nn.Linear(hidden, intermediate, bias=False)
+        self.down = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(nn.functional.silu(self.gate(x)) * self.up(x))
+
+
+def swiglu(intermediate: int = INTERMEDIATE):
+    def factory():
+        torch.manual_seed(0)
+        return SwiGLU(HIDDEN, intermediate).half().eval(), (torch.randn(TOKENS, HIDDEN, dtype=torch.float16),)
+    return factory
+
+
+def llama_mlp():
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(hidden_size=HIDDEN, intermediate_size=INTERMEDIATE, hidden_act="silu")
+    mlp = transformers.models.llama.modeling_llama.LlamaMLP(config).half().eval()
+    return mlp, (torch.randn(1, TOKENS, HIDDEN, dtype=torch.float16),)
+
+
+class _Hidden(nn.Module):
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=ids).last_hidden_state
+
+
+def granite_layer():
+    torch.manual_seed(0)
+    config = transformers.GraniteConfig(hidden_size=HIDDEN, intermediate_size=INTERMEDIATE, num_hidden_layers=1,
+                                        num_attention_heads=2, num_key_value_heads=1, vocab_size=100,
+                                        use_cache=False)
+    model = transformers.GraniteModel(config).half().eval()
+    return _Hidden(model), (torch.randint(0, 100, (1, TOKENS)),)
+
+
+PROGRAMS = {
+    "swiglu": swiglu(),
+    "swiglu_even": swiglu(3072),
+    "llama_mlp": llama_mlp,
+    "granite_layer": granite_layer,
+}
+
+imported = ImportedPrograms(PROGRAMS)
+
+
+def _planned(name: str, cores: int, out):
+    """The cost report of ``name`` compiled for ``cores`` into ``out``, and its planned compute ops."""
+    _, module = imported(name)
+    reports, ops = [], []
+
+    def keep(planned):
+        reports.append(cost_report(planned))
+        ops.extend(op for op in planned.walk() if isinstance(op, ComputeOp))
+
+    compile_module(module.clone(), out, CompileOptions(cores=cores), log=io.StringIO(), planned=keep)
+    return reports[0], ops
+
+
+@pytest.mark.parametrize("name", ["swiglu", "llama_mlp", "granite_layer"])
+def test_padding_fills_the_cores_on_four(name, tmp_path):
+    """On 4 cores silu, mul and the down projection iterate 52 sticks split 4 ways; the gate and
+    up projections iterate the 50 valid ones."""
+    _, ops = _planned(name, 4, tmp_path / "out")
+    padded = [op for op in ops if op.get_iteration_space() != op.valid_iteration_space()]
+    assert sorted(op.op_func().name for op in padded) == ["batchmatmul", "mul", "silu"]
+    for op in padded:
+        assert 52 * 64 in op.get_iteration_space() and INTERMEDIATE in op.valid_iteration_space()
+        assert math.prod(op.get_core_splits()) == 4
+    gate, up = [op for op in ops if op.op_func().name == "batchmatmul" and INTERMEDIATE in
+                op.get_iteration_space()][-2:]
+    assert gate not in padded and up not in padded
+
+
+def test_the_bound_counts_valid_work_only(tmp_path):
+    """Regression: the roofline bound counted the padded K of the down projection as MACs, so
+    padding raised the bound it is measured against."""
+    report, _ = _planned("swiglu", 4, tmp_path / "out")
+    macs = 3 * TOKENS * HIDDEN * INTERMEDIATE
+    moved = 2 * (TOKENS * HIDDEN * 2 + 3 * HIDDEN * INTERMEDIATE)
+    expected = max(moved / SPYRE_FACTS.hbm_bytes_per_ns, macs / (4 * SPYRE_FACTS.macs_per_ns_per_core))
+    assert report.lower_bound_ns == pytest.approx(expected)
+
+
+def test_a_divisible_dim_is_not_padded(tmp_path):
+    _, ops = _planned("swiglu_even", 4, tmp_path / "out")
+    assert all(op.get_iteration_space() == op.valid_iteration_space() for op in ops)
+
+
+@pytest.mark.parametrize("name, cores", [
+    ("swiglu", 1), ("swiglu", 4), ("swiglu", 32),
+    ("llama_mlp", 4), ("granite_layer", 4), ("granite_layer", 32),
+])
+def test_padded_programs_match_eager(name, cores, tmp_path):
+    compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+def test_op_funcs_that_keep_zeros():
+    assert lookup("silu").keeps_zeros({})
+    assert lookup("mul").keeps_zeros({})
+    assert lookup("mul").keeps_zeros({"y": 3.0})
+    assert lookup("sum").keeps_zeros({})
+    assert lookup("batchmatmul").keeps_zeros({})
+    assert not lookup("exp").keeps_zeros({})
+    assert not lookup("add").keeps_zeros({"y": 1.0})
+    assert not lookup("log").keeps_zeros({})
+    assert not lookup("reciprocal").keeps_zeros({})
+
+
+@pytest.mark.parametrize("sticks, cores, padded", [(200, 32, 224), (50, 4, 52), (48, 4, None), (200, 4, None),
+                                                   (50, 1, None), (7, 32, None)])
+def test_the_padded_extent(sticks, cores, padded):
+    group = PadGroup(sticks * 64, 64)
+    assert group.padded_extent(cores) == (None if padded is None else padded * 64)
