@@ -1,10 +1,10 @@
 # spyre-pad-dims (DESIGN §8): pads a dim no split fills the cores with to one that does.
-# Reads the top-level compute ops of each function (iteration spaces, indexing maps, op funcs,
-# consts), their tensors' layouts, the arguments' roles and the module's `#spyre.target`; prices
-# the padded plan against the plain one with the later planning stages (analysis.cost).  Writes
-# wider `device_size`s (padding) into the layouts of the tensors along a padded dim, the function
-# signature for the arguments among them, and explicit iteration spaces that iterate the padding
-# on the ops that compute it.
+# Reads the compute ops of each function, loop bodies included (iteration spaces, indexing
+# maps, op funcs, consts), their tensors' layouts, the arguments' roles and the module's
+# `#spyre.target`; prices the padded plan against the plain one with the later planning stages
+# (analysis.cost).  Writes wider `device_size`s (padding) into the layouts of the tensors along a
+# padded dim, the function signature for the arguments among them, and explicit iteration
+# spaces that iterate the padding on the ops that compute it.
 """Padding a dim for the cores.
 
 Intermediate 12,800 of a Granite-8B MLP is 200 sticks: no split of 200
@@ -22,10 +22,11 @@ becomes, with ``#P = #spyre.layout<device_size = [224, 512, 64], ...>``::
 Host shapes stay; the layouts hold the padding, and the ops that iterate it
 address it through them.
 
-1. **Groups** (:func:`pad_groups`).  An iteration dim of a top-level compute op
-   and a host dim of a tensor the op indexes by that dim alone (``d``:
-   coefficient 1, no offset) are linked, and so, through it, are all the ops
-   that index one tensor's dim: a linked set is a group, padded as one.  A
+1. **Groups** (:func:`pad_groups`).  An iteration dim of a compute op (at the
+   top level or in a loop's body) and a host dim of a tensor the op indexes by
+   that dim alone (``d``: coefficient 1, no offset) are linked, and so, through
+   it, are all the ops that index one tensor's dim: a linked set is a group,
+   padded as one.  A
    matmul's M and N are the group's edge: the matmul iterates their valid
    extent, reading its operands' valid part and writing its result's, whose
    padding a zeroed buffer supplies (DESIGN §9).  A matmul's K is in the group:
@@ -40,17 +41,17 @@ address it through them.
    padding.  A group is refused where one of its dims enters a map another way
    (an offset, a multiple, a division), an op reduces along it (a max would see
    the zeros), reads through an index or moves data, or a tensor in it is a
-   user input, a function result, used by anything but a top-level compute op
-   (a loop, a window), written otherwise, or its tensors differ in extent or
-   stick width, or one is padded along it already.
+   user input, a function result, used by anything but a compute op (a loop's
+   yield, a window's insertion) or written otherwise, or its tensors differ in
+   extent or stick width, or one is padded along it already.
 3. **Decision.**  A group of ``P`` pieces (sticks, where a tensor is sticked
    along it, else elements) is a candidate on ``c`` cores when padding it to
    ``ceil(P / c) * c`` pieces gives each core fewer than the largest divisor of
    ``P`` within ``c`` does (:meth:`PadGroup.padded_extent`).  The candidates
    (but one sharing an op or a tensor with an earlier candidate, which stays as
-   it is) are padded together on a clone; the padded and the plain module go through
-   the later planning stages, and the padding is kept where the cost model
-   predicts the padded plan faster.
+   it is) are padded together on a clone; the padded and the plain module go
+   through the later planning stages, and the padding is kept where the cost
+   model predicts the padded plan faster.
 """
 
 from __future__ import annotations
@@ -167,17 +168,16 @@ def _link_op(op: ComputeOp, links: _Links) -> None:
 
 
 def _check_value(body: func.FuncOp, value: SSAValue, h: int, links: _Links) -> None:
-    """Refuse ``value``'s dim ``h`` unless a top-level compute op or a staged argument holds it and
-    only top-level compute ops read it."""
+    """Refuse ``value``'s dim ``h`` unless a compute op or a staged argument holds it and only
+    compute ops read it."""
     node: _Node = ("value", value, h)
-    top = body.body.block
-    if any(not isinstance(use.operation, ComputeOp) or use.operation.parent_block() is not top
-           for use in value.uses):
+    if any(not isinstance(use.operation, ComputeOp) for use in value.uses):
         links.refused.add(node)
     if isinstance(value, BlockArgument):
-        if value.block is not top or argument_role_and_name(body, value.index)[0] not in STAGED_ROLES:
+        role = argument_role_and_name(body, value.index)[0]
+        if value.block is not body.body.block or role not in STAGED_ROLES:
             links.refused.add(node)
-    elif not (isinstance(value, OpResult) and isinstance(value.op, ComputeOp) and value.op.parent_block() is top
+    elif not (isinstance(value, OpResult) and isinstance(value.op, ComputeOp)
               and isinstance(value.op.get_indexing_maps()[-1].results[h], AffineDimExpr)):
         links.refused.add(node)
 
@@ -227,8 +227,7 @@ def pad_groups(module: ModuleOp) -> list[PadGroup]:
         if not isinstance(body, func.FuncOp) or not body.body.blocks:
             continue
         links = _Links()
-        top = body.body.block
-        for op in top.ops:
+        for op in body.walk():
             if isinstance(op, ComputeOp):
                 _link_op(op, links)
         for kind, value, h in list(links.parent):

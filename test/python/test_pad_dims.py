@@ -16,6 +16,7 @@ import torch
 import transformers
 from torch import nn
 
+from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.analysis.cost import SPYRE_FACTS, cost_report
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.opfuncs import lookup
@@ -43,6 +44,23 @@ def swiglu(intermediate: int = INTERMEDIATE):
         torch.manual_seed(0)
         return SwiGLU(HIDDEN, intermediate).half().eval(), (torch.randn(TOKENS, HIDDEN, dtype=torch.float16),)
     return factory
+
+
+class TiledSwiGLU(SwiGLU):
+    """The MLP in a loop over two tiles of its tokens (``spyre_hint``): its ops are a loop body's."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with spyre_hint(tiles={"L": 2}):
+            return super().forward(x)
+
+
+def tiled_swiglu():
+    declare_tensor_dim("L", TOKENS)
+    declare_tensor_dim("E", HIDDEN)
+    torch.manual_seed(0)
+    x = torch.randn(TOKENS, HIDDEN, dtype=torch.float16)
+    name_tensor_dims(x, ["L", "E"])
+    return TiledSwiGLU(HIDDEN, INTERMEDIATE).half().eval(), (x,)
 
 
 def llama_mlp():
@@ -73,6 +91,7 @@ def granite_layer():
 PROGRAMS = {
     "swiglu": swiglu(),
     "swiglu_even": swiglu(3072),
+    "tiled_swiglu": tiled_swiglu,
     "llama_mlp": llama_mlp,
     "granite_layer": granite_layer,
 }
@@ -93,7 +112,7 @@ def _planned(name: str, cores: int, out):
     return reports[0], ops
 
 
-@pytest.mark.parametrize("name", ["swiglu", "llama_mlp", "granite_layer"])
+@pytest.mark.parametrize("name", ["swiglu", "tiled_swiglu", "llama_mlp", "granite_layer"])
 def test_padding_fills_the_cores_on_four(name, tmp_path):
     """On 4 cores silu, mul and the down projection iterate 52 sticks split 4 ways; the gate and
     up projections iterate the 50 valid ones."""
@@ -124,7 +143,7 @@ def test_a_divisible_dim_is_not_padded(tmp_path):
 
 
 @pytest.mark.parametrize("name, cores", [
-    ("swiglu", 1), ("swiglu", 4), ("swiglu", 32),
+    ("swiglu", 1), ("swiglu", 4), ("swiglu", 32), ("tiled_swiglu", 4),
     ("llama_mlp", 4), ("granite_layer", 4), ("granite_layer", 32),
 ])
 def test_padded_programs_match_eager(name, cores, tmp_path):
