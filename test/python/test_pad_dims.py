@@ -63,6 +63,30 @@ def tiled_swiglu():
     return TiledSwiGLU(HIDDEN, INTERMEDIATE).half().eval(), (x,)
 
 
+class GatedBy(SwiGLU):
+    """A gated MLP with another activation: padded only where it maps zero to zero."""
+
+    def __init__(self, activation):
+        super().__init__(HIDDEN, INTERMEDIATE)
+        self.activation = activation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(self.activation(self.gate(x)) * self.up(x))
+
+
+ACTIVATIONS = {"gelu": (nn.functional.gelu, True), "relu": (torch.relu, True), "tanh": (torch.tanh, True),
+               "neg": (torch.neg, True), "scaled": (lambda g: g * 0.5, True), "sigmoid": (torch.sigmoid, False),
+               "exp": (torch.exp, False), "shifted": (lambda g: g + 1.0, False)}
+
+
+def gated_by(activation):
+    def factory():
+        torch.manual_seed(0)
+        x = torch.randn(TOKENS, HIDDEN, dtype=torch.float16) * 0.1
+        return GatedBy(activation).half().eval(), (x,)
+    return factory
+
+
 def llama_mlp():
     torch.manual_seed(0)
     config = transformers.LlamaConfig(hidden_size=HIDDEN, intermediate_size=INTERMEDIATE, hidden_act="silu")
@@ -94,6 +118,7 @@ PROGRAMS = {
     "tiled_swiglu": tiled_swiglu,
     "llama_mlp": llama_mlp,
     "granite_layer": granite_layer,
+    **{f"gated_by_{name}": gated_by(fn) for name, (fn, _) in ACTIVATIONS.items()},
 }
 
 imported = ImportedPrograms(PROGRAMS)
@@ -148,6 +173,18 @@ def test_a_divisible_dim_is_not_padded(tmp_path):
 ])
 def test_padded_programs_match_eager(name, cores, tmp_path):
     compile_and_check(name, cores, tmp_path / "out", imported)
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_a_gate_is_padded_only_where_it_keeps_zeros(activation, tmp_path):
+    """The gate's padding holds zeros (a zeroed buffer); an activation that maps 0 elsewhere
+    (sigmoid, exp, a shift) would put non-zeros in the down projection's padded K, so its group
+    stays unpadded.  Every variant matches eager on 4 cores."""
+    name = f"gated_by_{activation}"
+    _, ops = _planned(name, 4, tmp_path / "planned")
+    padded = any(op.get_iteration_space() != op.valid_iteration_space() for op in ops)
+    assert padded == ACTIVATIONS[activation][1]
+    compile_and_check(name, 4, tmp_path / "out", imported)
 
 
 def test_op_funcs_that_keep_zeros():
