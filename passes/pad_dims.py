@@ -56,21 +56,21 @@ address it through them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import BlockArgument, OpResult, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr
+from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from spyre_mlir.analysis.kernel_args import argument_role_and_name
 from spyre_mlir.analysis.work import divisors
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp, layout_attr, target_config, tensor_layout
+from spyre_mlir.dialects.spyre import ComputeOp, layout_attr, target_config, tensor_layout, used_dims
+from spyre_mlir.dialects.spyre.types import tensor_shape
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import STAGED_ROLES
 from spyre_mlir.opfuncs import OpKind
@@ -129,19 +129,6 @@ class _Links:
         return out
 
 
-def _dims_in(expr: AffineExpr) -> Iterator[int]:
-    if isinstance(expr, AffineDimExpr):
-        yield expr.position
-    elif isinstance(expr, AffineBinaryOpExpr):
-        yield from _dims_in(expr.lhs)
-        yield from _dims_in(expr.rhs)
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    assert isinstance(value.type, TensorType)
-    return tuple(value.type.get_shape())
-
-
 def _link_op(op: ComputeOp, links: _Links) -> None:
     """Link ``op``'s iteration dims with the host dims of the tensors it indexes by them alone."""
     maps, tensors = op.get_indexing_maps(), [*op.inputs, op.result]
@@ -156,7 +143,7 @@ def _link_op(op: ComputeOp, links: _Links) -> None:
             links.refused.add(node)
         for position, (m, value) in enumerate(zip(maps, tensors)):
             for h, expr in enumerate(m.results):
-                if d not in _dims_in(expr):
+                if d not in used_dims(expr):
                     continue
                 if expr != AffineDimExpr(d):
                     links.refused.add(node)
@@ -186,7 +173,7 @@ def _group(nodes: list[_Node]) -> PadGroup | None:
     """The group of ``nodes``, None when its tensors' extents, pieces or padding disagree."""
     values = {v: h for kind, v, h in nodes if kind == "value"}
     ops = {op: d for kind, op, d in nodes if kind == "op"}
-    extents = {_shape(v)[h] for v, h in values.items()}  # type: ignore[arg-type]
+    extents = {tensor_shape(v)[h] for v, h in values.items()}  # type: ignore[arg-type]
     extents |= {op.get_iteration_space()[d] for op, d in ops.items()}  # type: ignore[union-attr]
     if len(extents) != 1 or not ops:
         return None

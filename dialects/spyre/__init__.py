@@ -48,7 +48,7 @@ from spyre_mlir.dialects.spyre.attributes import (
     target_config,
 )
 from spyre_mlir.dialects.spyre.interface import ComputeOp, IndirectAccess
-from spyre_mlir.dialects.spyre.maps import expr_range
+from spyre_mlir.dialects.spyre.maps import expr_range, used_dims
 from spyre_mlir.dialects.spyre.ops import FillOp, MatmulOp, PointwiseOp, ReduceOp, RestickifyOp, ViewOp
 from spyre_mlir.dialects.spyre.types import element_dtype, tensor_layout
 
@@ -58,7 +58,7 @@ __all__ = [
     "ComputeOp", "IndirectAccess",
     "LayoutAttr", "HintAttr", "PlacementAttr", "TargetAttr", "Memory", "PlacementKind",
     "TARGET_ATTR", "CONSTANT_VALUE_ATTR", "RANGE_ATTR", "HOST_DTYPE_ATTR", "target_config", "attach_target",
-    "layout_attr", "tensor_layout", "element_dtype", "expr_range",
+    "layout_attr", "tensor_layout", "element_dtype", "expr_range", "used_dims",
 ]
 
 

@@ -128,3 +128,12 @@ def expr_range(expr: AffineExpr, dims: Sequence[tuple[int, int]]) -> tuple[int, 
     if lo_a // c == hi_a // c:
         return lo_a % c, hi_a % c
     return 0, c - 1
+
+
+def used_dims(expr: AffineExpr) -> set[int]:
+    """Positions of the dims ``expr`` uses."""
+    if isinstance(expr, AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, AffineBinaryOpExpr):
+        return used_dims(expr.lhs) | used_dims(expr.rhs)
+    return set()

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -44,7 +44,7 @@ from spyre_mlir import opfuncs
 from spyre_mlir.dialects.spyre.attributes import PlacementAttr
 from spyre_mlir.dialects.spyre.interface import ComputeOp, IndirectAccess
 from spyre_mlir.dialects.spyre.maps import expr_range, gather_maps, matmul_maps, pointwise_maps, reduce_maps, \
-    scatter_maps
+    scatter_maps, used_dims
 from spyre_mlir.dialects.spyre.types import tensor_shape, verify_tensor_type
 from spyre_mlir.opfuncs import OpFunc, OpKind
 
@@ -62,15 +62,6 @@ def _op_func_of_kind(name: str, kinds: tuple[OpKind, ...]) -> OpFunc:
 def _element_type(value: SSAValue) -> Attribute:
     assert isinstance(value.type, TensorType)
     return value.type.get_element_type()
-
-
-def _used_dims(expr: AffineExpr) -> set[int]:
-    """Positions of the dims ``expr`` uses."""
-    if isinstance(expr, AffineDimExpr):
-        return {expr.position}
-    if isinstance(expr, AffineBinaryOpExpr):
-        return _used_dims(expr.lhs) | _used_dims(expr.rhs)
-    return set()
 
 
 def _broadcasts_to(operand_shape: Sequence[int], result_shape: Sequence[int]) -> bool:
@@ -195,8 +186,8 @@ class PointwiseOp(ComputeOp):
         dim = (self.scatter_dim if stores else self.indirect_dim)
         assert dim is not None
         return IndirectAccess(0, 2 if stores else 1, dim.value.data,
-                              tuple(sorted(set().union(*map(_used_dims, index_map.results)))),
-                              tuple(sorted(set().union(*map(_used_dims, table_map.results)))), stores,
+                              tuple(sorted(set().union(*map(used_dims, index_map.results)))),
+                              tuple(sorted(set().union(*map(used_dims, table_map.results)))), stores,
                               self.get_index_step())
 
     def reduction_dims(self) -> tuple[int, ...]:
@@ -397,7 +388,7 @@ class ReduceOp(ComputeOp):
         """Operand dims whose coordinate uses a reduction iteration dim."""
         reduced = set(self.reduction_dims())
         source = self.get_indexing_maps()[0]
-        return tuple(d for d, e in enumerate(source.results) if reduced & _used_dims(e))
+        return tuple(d for d, e in enumerate(source.results) if reduced & used_dims(e))
 
     def _kept_dims(self) -> tuple[int, ...]:
         return tuple(d for d in range(len(tensor_shape(self.inputs[0]))) if d not in self.get_reduce_dims())

@@ -707,3 +707,12 @@ func.func @i32_not_an_index(%x: tensor<4x64xi32>) {
   %0 = spyre.pointwise "exp" (%x) : (tensor<4x64xi32>) -> tensor<4x64xf16>
   func.return
 }
+
+// -----
+
+// A map may reach the padding a layout holds (spyre-pad-dims: 3 sticks of 64 for 100 columns), not past it.
+func.func @indexing_map_past_the_padding(%x: tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op indexing map (d0, d1) -> (d0, d1) of operand #0 reaches [0, 255] in dim 1 of size 192
+  %0 = spyre.pointwise "exp" (%x) {iteration_space = array<i64: 4, 256>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<4x100xf16, #spyre.layout<device_size = [4, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+  func.return
+}

@@ -201,6 +201,17 @@ func.func @interface_properties(%x: tensor<4x64xf16>, %y: tensor<4x64xf16>, %w: 
 
 // -----
 
+// An op iterating the padding its tensors' layouts hold (spyre-pad-dims: 100
+// columns padded to 3 sticks).
+// CHECK-LABEL: func.func @padded_iteration
+// CHECK-NEXT:    spyre.pointwise "silu" (%{{.*}}) {iteration_space = array<i64: 4, 192>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+func.func @padded_iteration(%x: tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">> {
+  %y = spyre.pointwise "silu" (%x) {iteration_space = array<i64: 4, 192>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+  func.return %y : tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+}
+
+// -----
+
 // Explicit iteration space and indexing maps, as view folding writes them: a
 // sum over a transposed view of %x, iterating (kept N, reduced M).
 // CHECK-LABEL: func.func @explicit_indexing
