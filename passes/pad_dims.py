@@ -26,24 +26,26 @@ address it through them.
    top level or in a loop's body) and a host dim of a tensor the op indexes by
    that dim alone (``d``: coefficient 1, no offset) are linked, and so, through
    it, are all the ops that index one tensor's dim: a linked set is a group,
-   padded as one.  A
-   matmul's M and N are the group's edge: the matmul iterates their valid
-   extent, reading its operands' valid part and writing its result's, whose
-   padding a zeroed buffer supplies (DESIGN §9).  A matmul's K is in the group:
-   it iterates the padding of both operands.
+   padded as one.  A matmul's M, N and batch dims are the group's edge: the
+   matmul iterates their valid extent, reading its operands' valid part and
+   writing its result's, whose padding a zeroed buffer supplies (DESIGN §9).  A
+   matmul's K is in the group: it iterates the padding of both operands.  An op
+   that reads a padded tensor through another map (a slice at an offset) reads
+   inside its valid extent and stays as it is.
 2. **Soundness.**  A group is padded only where its padding holds zeros: every
    tensor in it is a staged argument (parameter, buffer or constant: staging
-   writes zeros in a layout's padding), the result of an edge matmul, or the
-   result of an op in the group whose op func keeps zeros
-   (:meth:`OpFunc.keeps_zeros`: ``silu``, a product; not ``exp``, not ``x + 1``)
-   and whose tensor inputs are all in the group and hold zeros there.  A padded
-   K then adds ``0 * 0``, and every op computes zeros where it iterates the
-   padding.  A group is refused where one of its dims enters a map another way
-   (an offset, a multiple, a division), an op reduces along it (a max would see
-   the zeros), reads through an index or moves data, or a tensor in it is a
-   user input, a function result, used by anything but a compute op (a loop's
-   yield, a window's insertion) or written otherwise, or its tensors differ in
-   extent or stick width, or one is padded along it already.
+   writes zeros in a layout's padding) the program does not update in place,
+   the result of an edge matmul, or the result of an op in the group whose op
+   func keeps zeros (:meth:`OpFunc.keeps_zeros`: ``silu``, a product; not
+   ``exp``, not ``x + 1``) and whose tensor inputs are all in the group and
+   hold zeros there.  A padded K then adds ``0 * 0``, and every op computes
+   zeros where it iterates the padding.  A group is refused where one of its
+   ops indexes a tensor by its dim another way (an offset, a multiple, a
+   division), reduces along it (a max would see the zeros), reads through an
+   index or moves data, or a tensor in it is a user input, a function result,
+   used by anything but a compute op (a loop's yield, a window's insertion) or
+   written otherwise, or its tensors differ in extent or stick width, or one
+   has two dims in it or is padded along it already.
 3. **Decision.**  A group of ``P`` pieces (sticks, where a tensor is sticked
    along it, else elements) is a candidate on ``c`` cores when padding it to
    ``ceil(P / c) * c`` pieces gives each core fewer than the largest divisor of
@@ -57,6 +59,7 @@ address it through them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -66,7 +69,7 @@ from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from spyre_mlir.analysis.kernel_args import argument_role_and_name
+from spyre_mlir.analysis.kernel_args import argument_role_and_name, updated_arguments
 from spyre_mlir.analysis.work import divisors
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, layout_attr, target_config, tensor_layout, used_dims
@@ -75,8 +78,13 @@ from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import STAGED_ROLES
 from spyre_mlir.opfuncs import OpKind
 
-_Node = tuple[str, object, int]
-"""``("op", op, iteration dim)``, ``("edge", op, iteration dim)`` or ``("value", value, host dim)``."""
+class _Node(NamedTuple):
+    """An iteration dim of a compute op (``kind`` "op", or "edge" for a matmul's M, N or batch
+    dims) or a host dim of a tensor (``kind`` "value")."""
+
+    kind: str
+    item: ComputeOp | SSAValue
+    dim: int
 
 
 @dataclass
@@ -136,7 +144,7 @@ def _link_op(op: ComputeOp, links: _Links) -> None:
     reduced = set(op.reduction_dims())
     edge = set() if func_kind is not OpKind.MATMUL else set(range(len(op.get_iteration_space()))) - reduced
     for d in range(len(op.get_iteration_space())):
-        node: _Node = ("edge" if d in edge else "op", op, d)
+        node = _Node("edge" if d in edge else "op", op, d)
         links.root(node)
         if func_kind is OpKind.DATA_MOVEMENT or op.indirect_access() is not None or \
                 (func_kind is OpKind.REDUCTION and d in reduced):
@@ -148,21 +156,21 @@ def _link_op(op: ComputeOp, links: _Links) -> None:
                 if expr != AffineDimExpr(d):
                     links.refused.add(node)
                 elif d not in edge or position == len(tensors) - 1:
-                    links.link(node, ("value", value, h))
+                    links.link(node, _Node("value", value, h))
         if d not in edge and any(d not in (e.position for e in m.results if isinstance(e, AffineDimExpr))
                                  for m in maps[:-1]):
             links.refused.add(node)  # an input broadcast along the dim: its padding is no zero
 
 
 def _check_value(body: func.FuncOp, value: SSAValue, h: int, links: _Links) -> None:
-    """Refuse ``value``'s dim ``h`` unless a compute op or a staged argument holds it and only
-    compute ops read it."""
-    node: _Node = ("value", value, h)
+    """Refuse ``value``'s dim ``h`` unless a compute op or a staged argument the program does not
+    update in place holds it, and only compute ops read it."""
+    node = _Node("value", value, h)
     if any(not isinstance(use.operation, ComputeOp) for use in value.uses):
         links.refused.add(node)
     if isinstance(value, BlockArgument):
-        role = argument_role_and_name(body, value.index)[0]
-        if value.block is not body.body.block or role not in STAGED_ROLES:
+        if value.block is not body.body.block or value.index in updated_arguments(body).values() or \
+                argument_role_and_name(body, value.index)[0] not in STAGED_ROLES:
             links.refused.add(node)
     elif not (isinstance(value, OpResult) and isinstance(value.op, ComputeOp)
               and isinstance(value.op.get_indexing_maps()[-1].results[h], AffineDimExpr)):
@@ -170,15 +178,19 @@ def _check_value(body: func.FuncOp, value: SSAValue, h: int, links: _Links) -> N
 
 
 def _group(nodes: list[_Node]) -> PadGroup | None:
-    """The group of ``nodes``, None when its tensors' extents, pieces or padding disagree."""
-    values = {v: h for kind, v, h in nodes if kind == "value"}
-    ops = {op: d for kind, op, d in nodes if kind == "op"}
-    extents = {tensor_shape(v)[h] for v, h in values.items()}  # type: ignore[arg-type]
-    extents |= {op.get_iteration_space()[d] for op, d in ops.items()}  # type: ignore[union-attr]
-    if len(extents) != 1 or not ops:
+    """The group of ``nodes``, None when a tensor has two dims in it, or its tensors' extents,
+    pieces or padding disagree."""
+    tensor_nodes = [n for n in nodes if n.kind == "value"]
+    values: dict[SSAValue, int] = {n.item: n.dim for n in tensor_nodes}  # type: ignore[misc]
+    ops: dict[ComputeOp, int] = {n.item: n.dim for n in nodes if n.kind == "op"}  # type: ignore[misc]
+    if not ops or len(values) < len(tensor_nodes):
+        return None
+    extents = {tensor_shape(v)[h] for v, h in values.items()}
+    extents |= {op.get_iteration_space()[d] for op, d in ops.items()}
+    if len(extents) != 1:
         return None
     extent = extents.pop()
-    layouts = {v: tensor_layout(v.type) for v in values}  # type: ignore[union-attr]
+    layouts = {v: tensor_layout(v.type) for v in values}
     if any(layouts[v].padded_host_shape[h] != extent for v, h in values.items()):
         return None
     pieces = {layouts[v].elems_per_stick for v, h in values.items() if layouts[v].stick_dim == h}
@@ -187,7 +199,7 @@ def _group(nodes: list[_Node]) -> PadGroup | None:
     piece = pieces.pop() if pieces else 1
     if extent % piece:
         return None
-    return PadGroup(extent, piece, ops, values)  # type: ignore[arg-type]
+    return PadGroup(extent, piece, ops, values)
 
 
 def _holds_zeros(group: PadGroup) -> bool:
@@ -197,11 +209,12 @@ def _holds_zeros(group: PadGroup) -> bool:
     def zero(value: SSAValue) -> bool:
         if value not in zeros:
             writer = value.op if isinstance(value, OpResult) else None
-            if not isinstance(writer, ComputeOp) or writer not in group.ops:
-                zeros[value] = True  # a staged argument, or an edge matmul's result (a zeroed buffer)
-            else:
+            if isinstance(writer, ComputeOp) and writer in group.ops:
                 zeros[value] = writer.op_func().keeps_zeros(writer.const_values()) and \
                     all(zero(v) for v in writer.inputs)
+            else:  # a staged argument, or an edge matmul's result (a zeroed buffer)
+                assert writer is None or writer.op_func().kind is OpKind.MATMUL, writer
+                zeros[value] = True
         return zeros[value]
 
     return all(zero(v) for v in group.values)
@@ -217,10 +230,10 @@ def pad_groups(module: ModuleOp) -> list[PadGroup]:
         for op in body.walk():
             if isinstance(op, ComputeOp):
                 _link_op(op, links)
-        for kind, value, h in list(links.parent):
-            if kind == "value":
-                _check_value(body, value, h, links)  # type: ignore[arg-type]
-        for root, nodes in links.groups().items():
+        for node in list(links.parent):
+            if node.kind == "value":
+                _check_value(body, node.item, node.dim, links)  # type: ignore[arg-type]
+        for nodes in links.groups().values():
             if any(node in links.refused for node in nodes):
                 continue
             group = _group(nodes)
@@ -251,9 +264,9 @@ def pad(group: PadGroup, extent: int) -> None:
         op.set_indexing(space, op.get_indexing_maps())
 
 
-def _padded(module: ModuleOp, cores: int) -> bool:
-    """Pad the candidate groups of ``module`` on ``cores`` (one per op and tensor: the first in
-    program order); False when there is none."""
+def _pad_candidates(module: ModuleOp, cores: int) -> bool:
+    """Pad the candidate groups of ``module`` on ``cores`` (of those sharing an op or a tensor,
+    the first in program order); False when there is none."""
     taken: set[object] = set()
     candidates = []
     for group in pad_groups(module):
@@ -267,31 +280,33 @@ def _padded(module: ModuleOp, cores: int) -> bool:
     return bool(candidates)
 
 
-def _predicted_ns(module: ModuleOp, lx_solver: str) -> float | None:
+def _predicted_ns(module: ModuleOp, lx_solver: str) -> float:
     """The cost model's total for ``module`` (a clone) after the stages that follow this one
-    (memory planning with ``lx_solver``); None when a stage refuses it."""
+    (memory planning with ``lx_solver``)."""
     from spyre_mlir.analysis.cost import cost_report
     from spyre_mlir.pipeline import planning_stages
 
-    try:
-        for stage in planning_stages(lx_solver=lx_solver, first=PadDimsPass.name, pad_dims=False):
-            stage.apply(Context(), module)
-    except SpyreError:
-        return None
+    for stage in planning_stages(lx_solver=lx_solver, first="spyre-work-division"):
+        stage.apply(Context(), module)
     return cost_report(module).total_ns
 
 
 def pad_dims(module: ModuleOp, lx_solver: str = "auto") -> bool:
     """Pad ``module``'s candidate groups where the padded plan is predicted faster (memory
-    planned with ``lx_solver``); True when it did."""
+    planned with ``lx_solver``); True when it did.  An error planning the module as it is (a bad
+    ``lx_solver``) is raised; a padded plan a stage refuses is not taken."""
     cores = target_config(module).cores
+    if cores == 1:
+        return False
     padded = module.clone()
-    if cores == 1 or not _padded(padded, cores):
+    if not _pad_candidates(padded, cores):
         return False
-    with_padding, without = _predicted_ns(padded, lx_solver), _predicted_ns(module.clone(), lx_solver)
-    if with_padding is None or (without is not None and with_padding >= without):
+    without = _predicted_ns(module.clone(), lx_solver)
+    try:
+        with_padding = _predicted_ns(padded, lx_solver)
+    except SpyreError:
         return False
-    return _padded(module, cores)
+    return with_padding < without and _pad_candidates(module, cores)
 
 
 @dataclass(frozen=True)

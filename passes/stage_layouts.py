@@ -46,7 +46,6 @@ from spyre_mlir.dialects.spyre import RestickifyOp, tensor_layout
 from spyre_mlir.manifest import STAGED_ROLES
 
 
-
 def stage_layouts(body: func.FuncOp, stage_inputs: bool = False) -> list[BlockArgument]:
     """Re-type each argument of ``body`` that may be staged as its one restickify wants it and
     erase that restickify (again, while the re-typed argument has such a restickify: a padded

@@ -43,13 +43,13 @@ def tensor_shape(value: SSAValue | Attribute) -> tuple[int, ...]:
     return tuple(t.get_shape())
 
 
-@functools.lru_cache(maxsize=4096)
 def padded_shape(t: Attribute) -> tuple[int, ...]:
     """The extent of each host dim of a tensor type on the device: its shape, or wider where its
     layout pads the dim (an op may iterate the padding: spyre-pad-dims)."""
     return tensor_layout(t).padded_host_shape
 
 
+@functools.lru_cache(maxsize=4096)
 def tensor_layout(t: Attribute) -> StickLayout:
     """The stick layout of a tensor type: its ``#spyre.layout``, else its shape's default.
 

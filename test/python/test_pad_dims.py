@@ -20,8 +20,9 @@ from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.analysis.cost import SPYRE_FACTS, cost_report
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.opfuncs import lookup
-from spyre_mlir.passes.pad_dims import PadGroup
-from spyre_mlir.pipeline import CompileOptions, compile_module
+from spyre_mlir.mlir_text import make_context, parse_module
+from spyre_mlir.passes.pad_dims import PadGroup, pad_groups
+from spyre_mlir.pipeline import CompileOptions, compile_module, compile_stages
 
 from e2e_support import ImportedPrograms, compile_and_check
 
@@ -197,6 +198,79 @@ def test_op_funcs_that_keep_zeros():
     assert not lookup("add").keeps_zeros({"y": 1.0})
     assert not lookup("log").keeps_zeros({})
     assert not lookup("reciprocal").keeps_zeros({})
+
+
+def _groups(text: str, cores: int) -> list[PadGroup]:
+    """spyre-pad-dims' groups of the program ``text`` after its stick dims are chosen."""
+    module = parse_module(make_context(), text, "program.mlir")
+    for stage in compile_stages(cores=cores):
+        if stage.name == "spyre-pad-dims":
+            return pad_groups(module)
+        stage.apply(make_context(), module)
+    raise AssertionError("no spyre-pad-dims stage")
+
+
+def _names(group: PadGroup) -> set[str]:
+    return {v.name_hint for v in group.values}
+
+
+def test_regression_a_buffer_updated_in_place_is_not_padded():
+    """A buffer a row store updates in place was padded with the group that reads it (the store
+    addresses its rows through an index, so no map linked it): the store's result kept the plain
+    layout and was written into the padded buffer's bytes, misplacing every row after the first
+    stick (the state was wrong from the second run on)."""
+    program = """
+func.func @main(%x: tensor<50x256xf16> {spyre.role = "input", spyre.name = "x"},
+                %wg: tensor<256x192xf16> {spyre.role = "parameter", spyre.name = "wg"},
+                %c: tensor<50x192xf16> {spyre.role = "buffer", spyre.name = "c"},
+                %wd: tensor<192x256xf16> {spyre.role = "parameter", spyre.name = "wd"},
+                %pos: tensor<1xi32> {spyre.role = "input", spyre.name = "pos"},
+                %rows: tensor<1x192xf16> {spyre.role = "input", spyre.name = "rows"})
+    -> (tensor<50x256xf16> {spyre.name = "y"}, tensor<50x192xf16> {spyre.updates = "c"}) {
+  %g = spyre.matmul (%x, %wg) : (tensor<50x256xf16>, tensor<256x192xf16>) -> tensor<50x192xf16>
+  %m = spyre.pointwise "mul" (%g, %c) : (tensor<50x192xf16>, tensor<50x192xf16>) -> tensor<50x192xf16>
+  %y = spyre.matmul (%m, %wd) : (tensor<50x192xf16>, tensor<192x256xf16>) -> tensor<50x256xf16>
+  %k = spyre.pointwise "identity" (%pos, %rows, %c) {scatter_dim = 0 : i64} : (tensor<1xi32>, tensor<1x192xf16>, tensor<50x192xf16>) -> tensor<50x192xf16>
+  func.return %y, %k : tensor<50x256xf16>, tensor<50x192xf16>
+}"""
+    groups = _groups(program, 4)
+    assert not any("c" in _names(g) for g in groups)
+    without_the_update = program.replace(' {spyre.updates = "c"}', "").replace('"buffer"', '"parameter"')
+    without_the_update = without_the_update.replace(
+        '  %k = spyre.pointwise "identity" (%pos, %rows, %c) {scatter_dim = 0 : i64} : (tensor<1xi32>, '
+        'tensor<1x192xf16>, tensor<50x192xf16>) -> tensor<50x192xf16>\n', "")
+    without_the_update = without_the_update.replace("func.return %y, %k : tensor<50x256xf16>, tensor<50x192xf16>",
+                                                    "func.return %y, %c : tensor<50x256xf16>, tensor<50x192xf16>")
+    assert not any("c" in _names(g) for g in _groups(without_the_update, 4))
+
+
+def test_a_tensor_with_two_dims_in_one_group_is_not_padded():
+    """``p @ p``: K is the left operand's dim 1 and the right one's dim 0, one group holding two
+    dims of ``p``; padding one of them would leave K reading past the other."""
+    program = """
+func.func @main(%p: tensor<320x320xf16> {spyre.role = "parameter", spyre.name = "p"})
+    -> (tensor<320x320xf16> {spyre.name = "y"}) {
+  %y = spyre.matmul (%p, %p) : (tensor<320x320xf16>, tensor<320x320xf16>) -> tensor<320x320xf16>
+  func.return %y : tensor<320x320xf16>
+}"""
+    assert not any("p" in _names(g) for g in _groups(program, 4))
+
+
+def test_a_parameter_read_in_place_with_the_group_is_padded():
+    """The counterpart of the two refusals above: a parameter the group's mul reads is padded."""
+    program = """
+func.func @main(%x: tensor<64x256xf16> {spyre.role = "input", spyre.name = "x"},
+                %wg: tensor<256x3200xf16> {spyre.role = "parameter", spyre.name = "wg"},
+                %c: tensor<64x3200xf16> {spyre.role = "parameter", spyre.name = "c"},
+                %wd: tensor<3200x256xf16> {spyre.role = "parameter", spyre.name = "wd"})
+    -> (tensor<64x256xf16> {spyre.name = "y"}) {
+  %g = spyre.matmul (%x, %wg) : (tensor<64x256xf16>, tensor<256x3200xf16>) -> tensor<64x3200xf16>
+  %m = spyre.pointwise "mul" (%g, %c) : (tensor<64x3200xf16>, tensor<64x3200xf16>) -> tensor<64x3200xf16>
+  %y = spyre.matmul (%m, %wd) : (tensor<64x3200xf16>, tensor<3200x256xf16>) -> tensor<64x256xf16>
+  func.return %y : tensor<64x256xf16>
+}"""
+    (group,) = [g for g in _groups(program, 4) if g.extent == 3200]
+    assert _names(group) == {"c", "g", "m", "wd"} and group.padded_extent(4) == 52 * 64
 
 
 @pytest.mark.parametrize("sticks, cores, padded", [(200, 32, 224), (50, 4, 52), (48, 4, None), (200, 4, None),

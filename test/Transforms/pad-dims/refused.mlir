@@ -1,5 +1,5 @@
-// spyre-pad-dims pads a group only where its padding holds zeros and nothing
-// but the group's ops reads it.  Each function here has the 50-stick dim of
+// spyre-pad-dims pads a group only where its padding holds zeros and no op
+// iterates it but the group's.  Each function here has the 50-stick dim of
 // swiglu.mlir (2 of 4 cores at best) and one reason to keep it unpadded.
 // RUN: %spyre-opt %s -p 'spyre-attach-target{cores=4},spyre-stickify,spyre-pad-dims' | %filecheck %s
 
