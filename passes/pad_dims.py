@@ -162,15 +162,14 @@ def _link_op(op: ComputeOp, links: _Links) -> None:
             links.refused.add(node)  # an input broadcast along the dim: its padding is no zero
 
 
-def _check_value(body: func.FuncOp, value: SSAValue, h: int, links: _Links) -> None:
-    """Refuse ``value``'s dim ``h`` unless a compute op or a staged argument the program does not
-    update in place holds it, and only compute ops read it."""
+def _check_value(staged: set[BlockArgument], value: SSAValue, h: int, links: _Links) -> None:
+    """Refuse ``value``'s dim ``h`` unless a compute op or one of the ``staged`` arguments (staged
+    by the runtime, never updated in place) holds it, and only compute ops read it."""
     node = _Node("value", value, h)
     if any(not isinstance(use.operation, ComputeOp) for use in value.uses):
         links.refused.add(node)
     if isinstance(value, BlockArgument):
-        if value.block is not body.body.block or value.index in updated_arguments(body).values() or \
-                argument_role_and_name(body, value.index)[0] not in STAGED_ROLES:
+        if value not in staged:  # a user input, a buffer updated in place, a loop's argument
             links.refused.add(node)
     elif not (isinstance(value, OpResult) and isinstance(value.op, ComputeOp)
               and isinstance(value.op.get_indexing_maps()[-1].results[h], AffineDimExpr)):
@@ -230,9 +229,12 @@ def pad_groups(module: ModuleOp) -> list[PadGroup]:
         for op in body.walk():
             if isinstance(op, ComputeOp):
                 _link_op(op, links)
+        updated = set(updated_arguments(body).values())
+        staged = {arg for i, arg in enumerate(body.body.block.args)
+                  if i not in updated and argument_role_and_name(body, i)[0] in STAGED_ROLES}
         for node in list(links.parent):
             if node.kind == "value":
-                _check_value(body, node.item, node.dim, links)  # type: ignore[arg-type]
+                _check_value(staged, node.item, node.dim, links)  # type: ignore[arg-type]
         for nodes in links.groups().values():
             if any(node in links.refused for node in nodes):
                 continue
