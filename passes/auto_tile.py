@@ -164,7 +164,7 @@ def predicted_ns(module: ModuleOp, tilings: Sequence[Candidate] = (), span_tilin
     for candidate in tilings:
         apply_candidate(clone, candidate)
     try:
-        for stage in planning_stages(span_tiling, lx_solver, pad_dims=False):
+        for stage in planning_stages(span_tiling, lx_solver):
             stage.apply(Context(), clone)
     except SpyreError:
         return None

@@ -78,6 +78,7 @@ from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import STAGED_ROLES
 from spyre_mlir.opfuncs import OpKind
 
+
 class _Node(NamedTuple):
     """An iteration dim of a compute op (``kind`` "op", or "edge" for a matmul's M, N or batch
     dims) or a host dim of a tensor (``kind`` "value")."""

@@ -66,6 +66,10 @@ class OpFunc:
         """The SDSC execution unit: ``pt`` for matmul, ``sfp`` for everything else."""
         return "pt" if self.kind is OpKind.MATMUL else "sfp"
 
+    def bound_params(self, consts: Mapping[str, float]) -> dict[str, float]:
+        """The op func's parameters, each the value ``consts`` gives it, else its default."""
+        return {**self.params, **{k: v for k, v in consts.items() if k in self.params}}
+
     def keeps_zeros(self, consts: Mapping[str, float]) -> bool:
         """True when the op func, given ``consts`` (scalar inputs and parameters by name) and
         zeros for every tensor input, computes zeros (``silu(0)``, ``0 * 0``, a sum of zeros):
@@ -76,9 +80,8 @@ class OpFunc:
         if self.kind is not OpKind.POINTWISE:
             return True
         args = [np.float32(consts[name]) if name in consts else zeros for name in self.inputs]
-        params = {**self.params, **{k: v for k, v in consts.items() if k in self.params}}
         with np.errstate(all="ignore"):
-            return not np.any(np.asarray(self.compute(*args, **params)))
+            return not np.any(np.asarray(self.compute(*args, **self.bound_params(consts))))
 
 
 def _erf(x: np.ndarray) -> np.ndarray:

@@ -87,15 +87,15 @@ def compile_stages(cores: int | None = None, span_tiling: bool = True, lx_solver
     return passes
 
 
-def planning_stages(span_tiling: bool = True, lx_solver: str = "auto", first: str = "spyre-coarse-tile",
-                    pad_dims: bool = True) -> list[ModulePass]:
-    """The stages that plan a module, from ``first`` up to memory planning (without
-    spyre-pad-dims unless ``pad_dims``): what a candidate plan runs before the cost model prices
-    it (spyre-auto-tile, spyre-pad-dims)."""
+def planning_stages(span_tiling: bool = True, lx_solver: str = "auto",
+                    first: str = "spyre-coarse-tile") -> list[ModulePass]:
+    """The stages that plan a module, from ``first`` up to memory planning, without
+    spyre-pad-dims (which prices on clones of its own): what a candidate plan runs before the cost
+    model prices it (spyre-auto-tile, spyre-pad-dims)."""
     stages = compile_stages(span_tiling=span_tiling, lx_solver=lx_solver, auto_tile=False)
     names = [s.name for s in stages]
     chosen = stages[names.index(first):names.index("spyre-lower-to-bundle")]
-    return [s for s in chosen if pad_dims or s.name != "spyre-pad-dims"]
+    return [s for s in chosen if s.name != "spyre-pad-dims"]
 
 
 def check_options(cores: int | None, lx_solver: str, lx_fraction: float | None) -> None:

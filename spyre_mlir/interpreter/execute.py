@@ -85,7 +85,7 @@ class SdscKernel:
         self.scalars = {name: spec.constants[name] for name in op.inputs
                         if op.kind is OpKind.POINTWISE and name in spec.constants}
         """Op func inputs given as ``constantInfo_`` scalars instead of tensors."""
-        self.params = {**op.params, **{k: v for k, v in spec.constants.items() if k in op.params}}
+        self.params = op.bound_params(spec.constants)
         arity = {OpKind.POINTWISE: op.arity - len(self.scalars), OpKind.MATMUL: 2}.get(op.kind, 1)
         if len(spec.inputs) != arity:
             raise SpyreError(f"op func '{spec.op_name}' takes {arity} tensor inputs besides its scalar "
