@@ -64,6 +64,7 @@ leave the loop gets no copy-out: it is written straight to HBM, once.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -349,9 +350,10 @@ def _fit(order: Sequence[Buffer], by_name: dict[str, Buffer], limit: int, alignm
     among the overlapping buffers placed before it."""
     placed: dict[str, int | None] = {}
     blocks: dict[str, _Block] = {}
+    interfering = interference(order)
     for b in order:
         size = round_up(b.size, alignment)
-        conflicts = [blocks[n] for n in blocks if by_name[n].overlaps(b)]
+        conflicts = [blocks[n] for n in interfering[b.name] if n in blocks]
         offset = _parent_offset(b, size, blocks, conflicts, limit)
         if offset is None and b.size <= limit:
             offset = _gap_offset(b.size, conflicts, limit, alignment, best)
@@ -359,6 +361,25 @@ def _fit(order: Sequence[Buffer], by_name: dict[str, Buffer], limit: int, alignm
         if offset is not None:
             blocks[b.name] = _Block(b.name, offset, size, b.end)
     return placed
+
+
+def interference(buffers: Sequence[Buffer]) -> dict[str, list[str]]:
+    """Per buffer, the names of the others whose lifetimes share a position with it, in the order
+    of ``buffers``: one sweep over the buffers sorted by start, each meeting only those still live
+    at its start, so the work is the number of overlapping pairs, not of all pairs."""
+    rank = {b.name: i for i, b in enumerate(buffers)}
+    found: dict[str, list[str]] = {b.name: [] for b in buffers}
+    live: list[tuple[int, str]] = []  # (end, name), a heap
+    for b in sorted(buffers, key=lambda b: b.start):
+        while live and live[0][0] <= b.start:
+            heapq.heappop(live)
+        for _, name in live:
+            found[name].append(b.name)
+            found[b.name].append(name)
+        heapq.heappush(live, (b.end, b.name))
+    for names in found.values():
+        names.sort(key=rank.__getitem__)
+    return found
 
 
 def _parent_offset(b: Buffer, size: int, blocks: dict[str, _Block], conflicts: list[_Block],

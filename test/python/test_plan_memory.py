@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.passes.plan_memory import SOLVERS, Buffer, placement_order, placement_score, solve, value_score
+from spyre_mlir.passes.plan_memory import (SOLVERS, Buffer, interference, placement_order, placement_score, solve,
+                                          value_score)
 
 from seed_program import seed_program
 
@@ -223,6 +224,14 @@ def test_placements_never_overlap(solver, problem):
             if b.overlaps(c) and not in_place:
                 sb, sc = -(-b.size // alignment) * alignment, -(-c.size // alignment) * alignment
                 assert ob + sb <= oc or oc + sc <= ob, (b, ob, c, oc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(problem=problems())
+def test_interference_is_every_pair_of_overlapping_lifetimes(problem):
+    buffers, _, _ = problem
+    found = interference(buffers)
+    assert found == {b.name: [c.name for c in buffers if c is not b and b.overlaps(c)] for b in buffers}
 
 
 @settings(max_examples=100, deadline=None)
