@@ -107,13 +107,15 @@ from xdsl.passes import ModulePass
 from spyre_mlir.analysis.cost import CostReport, division_ns, division_traffic
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
-from spyre_mlir.analysis.work import PieceSpace, WorkProblem, divisors, reduce_spans, reductions_split, work_problem
+from spyre_mlir.analysis.work import (PieceSpace, WorkProblem, divisors, op_structure, reduce_spans, reductions_split,
+                                      work_problem)
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.opfuncs import OpKind
 
 Dim = TypeVar("Dim")
+Decision = TypeVar("Decision")
 
 # --------------------------------------------------------------------------
 # Pure functions (no IR)
@@ -368,6 +370,10 @@ class DivisionPlan:
         self._resident: set[SSAValue] = set()
         self._lifetimes: dict[SSAValue, range] = {}
         self._settled: dict[SSAValue, Memory] = {}
+        self._structures: dict[ComputeOp, tuple[object, ...]] = {}
+        self._alike: dict[tuple[object, ...], object] = {}
+        self.reused = 0
+        """Decisions taken from an op priced alike (:meth:`alike`)."""
 
     def decide(self, op: ComputeOp, splits: tuple[int, ...]) -> None:
         """Give ``op`` ``splits``: record them and write them as its ``core_splits``."""
@@ -436,10 +442,18 @@ class DivisionPlan:
         share = self.share(value, trial)
         if share is None:
             return Memory.HBM
-        if not self._pressure or value in self._resident:
+        others = self._others(value)
+        if others is None:
             return Memory.LX if share <= self.config.usable_lx_bytes else Memory.HBM
-        others = max((self._pressure[i] for i in self._lifetime(value)), default=0) - self._held.get(value, 0)
         return Memory.LX if others + share <= PACKED_LX * self.config.usable_lx_bytes else Memory.HBM
+
+    def _others(self, value: SSAValue) -> int | None:
+        """The bytes per core the other values held in LX take at the fullest op of ``value``'s
+        lifetime, None when no pressure is tracked or ``value`` was in LX when tracking began (it
+        then needs only to fit the usable LX)."""
+        if not self._pressure or value in self._resident:
+            return None
+        return max((self._pressure[i] for i in self._lifetime(value)), default=0) - self._held.get(value, 0)
 
     def _settled_memory(self, value: SSAValue) -> Memory:
         """Where ``value`` lives under the splits decided so far: no trial moves it unless its op is
@@ -459,6 +473,63 @@ class DivisionPlan:
         if key not in self._prices:
             self._prices[key] = division_ns(self.problem(op), splits, memories, iterations(op) > 1)
         return self._prices[key]
+
+    def structure(self, op: ComputeOp) -> tuple[object, ...]:
+        """``op``'s :func:`~spyre_mlir.analysis.work.op_structure`, found once."""
+        if op not in self._structures:
+            self._structures[op] = op_structure(op)
+        return self._structures[op]
+
+    def pricing_inputs(self, op: ComputeOp) -> tuple[object, ...]:
+        """Everything :meth:`price` reads to price a split of ``op`` alone (no pressure tracked): its
+        structure, whether it runs in a loop, and for each tensor that may live in LX its type, the
+        structure and splits of its writer and readers (``op`` marked), and which of them reads it as
+        which operand.  Two ops with equal inputs are priced alike, split for split: the same op in
+        two layers of a model whose neighbours are divided alike."""
+        return (self.structure(op), iterations(op) > 1, tuple(self._value_inputs(v, op) for v in self.tensors(op)))
+
+    def _value_inputs(self, value: SSAValue, op: ComputeOp) -> tuple[object, ...] | None:
+        holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+        if not holders:
+            return None
+        position = {holder: i for i, holder in enumerate(holders)}
+        return (value.type, tuple((h is op, self.structure(h), self.splits.get(h)) for h in holders),
+                tuple((position[reader], index) for reader, index in self._shares.reads(value)))
+
+    def trial_inputs(self, movers: Sequence[ComputeOp]) -> tuple[object, ...]:
+        """Everything :meth:`price` reads to price a trial of splits of ``movers`` over all their
+        neighbours (no other op's price depends on them): per neighbour its structure, splits and
+        whether it runs in a loop, and per tensor of it where it lives, or, for a tensor of a mover,
+        what decides where it lives (its type, its holders and their reads by position among the
+        neighbours, and the room the values held in LX leave it).  Two trials with equal inputs
+        are priced alike, split for split: the same op in two layers of a model whose
+        neighbourhoods are divided alike, beside values held alike."""
+        around = list(dict.fromkeys(other for mover in movers for other in self.neighbours(mover)))
+        position = {other: i for i, other in enumerate(around)}
+        moved = {value for mover in movers for value in self.tensors(mover)}
+
+        def where(value: SSAValue) -> object:
+            if value not in moved:
+                return self._settled_memory(value)
+            holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+            if not holders:
+                return None
+            return (value.type, tuple(position[h] for h in holders),
+                    tuple((position[reader], index) for reader, index in self._shares.reads(value)), self._others(value))
+
+        return (tuple(position[mover] for mover in movers),
+                tuple((self.structure(other), self.splits.get(other), iterations(other) > 1,
+                       tuple(where(v) for v in self.tensors(other))) for other in around))
+
+    def alike(self, key: tuple[object, ...], decide: Callable[[], Decision]) -> Decision:
+        """``decide()``, or what it gave for an equal ``key`` before (counted in :attr:`reused`).
+        ``key`` holds every input of the decision (:meth:`pricing_inputs`, :meth:`trial_inputs`),
+        so a repeated layer is priced once and decided as if priced again."""
+        if key in self._alike:
+            self.reused += 1
+        else:
+            self._alike[key] = decide()
+        return self._alike[key]  # type: ignore[return-value]
 
     def may_move(self, op: ComputeOp) -> bool:
         """Whether a split of ``op`` may move one of its tensors in or out of LX (else its neighbours'
@@ -489,8 +560,12 @@ def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = 
         plan = DivisionPlan(config, {v.op: tuple(v.op.get_core_splits()) for v in op.inputs
                                      if isinstance(v, OpResult) and isinstance(v.op, ComputeOp)
                                      and v.op.get_core_splits() is not None})
-    division = plan_work(plan.problem(op), config, _hint_requests(op), anchor=op,
-                         price=lambda splits: plan.price(op, {op: splits}))
+    requests = _hint_requests(op)
+
+    def divide() -> WorkDivision:
+        return plan_work(plan.problem(op), config, requests, anchor=op, price=lambda splits: plan.price(op, {op: splits}))
+
+    division = divide() if requests else plan.alike(("divide", plan.pricing_inputs(op)), divide)
     plan.decide(op, division.splits)
     return division
 
@@ -507,12 +582,20 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
     plan.track_pressure(list(divisions))
     for op in reversed(revisited):
         candidates = divisions[op].candidates
-        chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
         producers = _producers(op, divisions)
-        if producers:
-            shared = [s for s in candidates if all(s in divisions[p].candidates for p in producers)]
-            chosen = _with_producers(plan, chosen, producers, shared)
-        for moved, splits in chosen.items():
+        shared = tuple(s for s in candidates if all(s in divisions[p].candidates for p in producers))
+        movers = (op, *producers)
+
+        def choose() -> tuple[tuple[int, ...] | None, ...]:
+            chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
+            if producers:
+                chosen = _with_producers(plan, chosen, producers, shared)
+            return tuple(chosen.get(mover) for mover in movers)
+
+        decided = plan.alike(("refine", candidates, shared, plan.trial_inputs(movers)), choose)
+        for moved, splits in zip(movers, decided):
+            if splits is None:
+                continue
             plan.decide(moved, splits)
             for value in plan.tensors(moved):
                 plan.hold(value)

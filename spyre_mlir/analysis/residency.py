@@ -160,6 +160,11 @@ class LxShares:
         facts = self._value_facts(value)
         return facts.holders if facts else ()
 
+    def reads(self, value: OpResult) -> tuple[tuple[ComputeOp, int], ...]:
+        """Each use of ``value`` by a holder: the reader and the operand index it reads it as."""
+        facts = self._value_facts(value)
+        return facts.reads if facts else ()
+
     def share(self, value: OpResult, splits_of: SplitsOf = _own_splits) -> int | None:
         """:func:`lx_share` of ``value``."""
         facts = self._value_facts(value)

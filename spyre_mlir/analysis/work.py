@@ -245,25 +245,36 @@ def _device_reach(tensor_type: Attribute, indexing_map: AffineMap) -> tuple[tupl
 _PLAN_PROPERTIES = ("core_splits", "placement", "hints")
 """Properties of a compute op that record plan decisions: its work problem does not depend on them."""
 
+_NAMED_PROPERTIES = (*_PLAN_PROPERTIES, "dims")
+"""Properties :func:`op_structure` leaves out: the plan decisions, and the names of the iteration dims."""
+
 _PROBLEMS: dict[tuple[object, ...], WorkProblem] = {}
 _MAX_PROBLEMS = 1 << 14
+
+
+def op_structure(op: ComputeOp) -> tuple[object, ...]:
+    """Everything ``op``'s work problem is built from but names (of its values, and its ``dims``,
+    which only ``work_div`` hints read): its name, operand and result types, every other property
+    but the plan decisions, its attributes and the types of its tensors' storage.  The same op in
+    two layers of a model has the same structure, and a problem alike but for those names."""
+    return (op.name, tuple(v.type for v in op.inputs), op.result.type,
+            tuple((k, v) for k, v in op.properties.items() if k not in _NAMED_PROPERTIES), tuple(op.attributes.items()),
+            tuple(_storage_type(v) for v in (*op.inputs, op.result)))
 
 
 def work_problem(op: ComputeOp) -> WorkProblem:
     """The work-division view of ``op`` through the ComputeOp interface.
 
-    Built once per op signature (name, operand and result types and names, every property but
-    the plan decisions, the types of its tensors' storage): a clone of a module (spyre-auto-tile prices clones) and every stage after
+    Built once per op signature (its :func:`op_structure` and the names of its values, which
+    diagnostics quote): a clone of a module (spyre-auto-tile prices clones) and every stage after
     the splits are decided find the problem already built, and memoize by its identity."""
-    storage = tuple(_storage_type(v) for v in (*op.inputs, op.result))
-    key = (op.name, tuple((v.name_hint, v.type) for v in op.inputs), op.result.name_hint, op.result.type,
-           tuple((k, v) for k, v in op.properties.items() if k not in _PLAN_PROPERTIES), tuple(op.attributes.items()),
-           storage)
+    structure = op_structure(op)
+    key = (structure, tuple(v.name_hint for v in op.inputs), op.result.name_hint, op.properties.get("dims"))
     problem = _PROBLEMS.get(key)
     if problem is None:
         if len(_PROBLEMS) >= _MAX_PROBLEMS:
             _PROBLEMS.clear()
-        problem = _PROBLEMS[key] = _build_problem(op, storage)
+        problem = _PROBLEMS[key] = _build_problem(op, structure[-1])
     return problem
 
 
