@@ -370,7 +370,8 @@ class DivisionPlan:
         self._resident: set[SSAValue] = set()
         self._lifetimes: dict[SSAValue, range] = {}
         self._settled: dict[SSAValue, Memory] = {}
-        self._structures: dict[ComputeOp, tuple[object, ...]] = {}
+        self._kinds: dict[ComputeOp, int] = {}
+        self._kind_numbers: dict[tuple[object, ...], int] = {}
         self._alike: dict[tuple[object, ...], object] = {}
         self.reused = 0
         """Decisions taken from an op priced alike (:meth:`alike`)."""
@@ -474,36 +475,40 @@ class DivisionPlan:
             self._prices[key] = division_ns(self.problem(op), splits, memories, iterations(op) > 1)
         return self._prices[key]
 
-    def structure(self, op: ComputeOp) -> tuple[object, ...]:
-        """``op``'s :func:`~spyre_mlir.analysis.work.op_structure`, found once."""
-        if op not in self._structures:
-            self._structures[op] = op_structure(op)
-        return self._structures[op]
+    def kind(self, op: ComputeOp) -> int:
+        """A number for ``op``'s :func:`~spyre_mlir.analysis.work.op_structure` and whether it runs in
+        a loop of more than one iteration: ops of one kind are priced alike, split for split, beside
+        neighbours of one kind divided alike (the structure is hashed once per op, the number in
+        every key)."""
+        if op not in self._kinds:
+            self._kinds[op] = self._kind_numbers.setdefault((op_structure(op), iterations(op) > 1),
+                                                            len(self._kind_numbers))
+        return self._kinds[op]
 
     def pricing_inputs(self, op: ComputeOp) -> tuple[object, ...]:
         """Everything :meth:`price` reads to price a split of ``op`` alone (no pressure tracked): its
-        structure, whether it runs in a loop, and for each tensor that may live in LX its type, the
-        structure and splits of its writer and readers (``op`` marked), and which of them reads it as
-        which operand.  Two ops with equal inputs are priced alike, split for split: the same op in
-        two layers of a model whose neighbours are divided alike."""
-        return (self.structure(op), iterations(op) > 1, tuple(self._value_inputs(v, op) for v in self.tensors(op)))
+        :meth:`kind`, and for each of its tensors that may live in LX the kind and splits of its
+        writer and readers (``op`` marked) and which of them reads it as which operand.  Two ops with
+        equal inputs are priced alike, split for split: the same op in two layers of a model whose
+        neighbours are divided alike."""
+        return (self.kind(op), tuple(self._value_inputs(v, op) for v in self.tensors(op)))
 
     def _value_inputs(self, value: SSAValue, op: ComputeOp) -> tuple[object, ...] | None:
         holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
         if not holders:
             return None
         position = {holder: i for i, holder in enumerate(holders)}
-        return (value.type, tuple((h is op, self.structure(h), self.splits.get(h)) for h in holders),
+        return (tuple((h is op, self.kind(h), self.splits.get(h)) for h in holders),
                 tuple((position[reader], index) for reader, index in self._shares.reads(value)))
 
     def trial_inputs(self, movers: Sequence[ComputeOp]) -> tuple[object, ...]:
         """Everything :meth:`price` reads to price a trial of splits of ``movers`` over all their
-        neighbours (no other op's price depends on them): per neighbour its structure, splits and
-        whether it runs in a loop, and per tensor of it where it lives, or, for a tensor of a mover,
-        what decides where it lives (its type, its holders and their reads by position among the
-        neighbours, and the room the values held in LX leave it).  Two trials with equal inputs
-        are priced alike, split for split: the same op in two layers of a model whose
-        neighbourhoods are divided alike, beside values held alike."""
+        neighbours (no other op's price depends on them): per neighbour its :meth:`kind` and splits,
+        and per tensor of it where it lives, or, for a tensor of a mover, what decides where it
+        lives (its holders and their reads by position among the neighbours, and the room the
+        values held in LX leave it).  Two trials with equal inputs are priced alike, split for
+        split: the same op in two layers of a model whose neighbourhoods are divided alike, beside
+        values held alike."""
         around = list(dict.fromkeys(other for mover in movers for other in self.neighbours(mover)))
         position = {other: i for i, other in enumerate(around)}
         moved = {value for mover in movers for value in self.tensors(mover)}
@@ -514,12 +519,12 @@ class DivisionPlan:
             holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
             if not holders:
                 return None
-            return (value.type, tuple(position[h] for h in holders),
+            return (tuple(position[h] for h in holders),
                     tuple((position[reader], index) for reader, index in self._shares.reads(value)), self._others(value))
 
         return (tuple(position[mover] for mover in movers),
-                tuple((self.structure(other), self.splits.get(other), iterations(other) > 1,
-                       tuple(where(v) for v in self.tensors(other))) for other in around))
+                tuple((self.kind(other), self.splits.get(other), tuple(where(v) for v in self.tensors(other)))
+                      for other in around))
 
     def alike(self, key: tuple[object, ...], decide: Callable[[], Decision]) -> Decision:
         """``decide()``, or what it gave for an equal ``key`` before (counted in :attr:`reused`).
