@@ -177,8 +177,11 @@ def test_temporary_output_directory_is_removed_with_the_program(tmp_path):
     pytest.importorskip("torch")
     temp = tmp_path / "tmp"
     temp.mkdir()
+    # torch's export makes its inductor cache directory in TMPDIR unless the environment names one
+    # (a process that made it before names it for its children): not ours to remove, kept apart.
+    env = {**os.environ, "TMPDIR": str(temp), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "torch-cache")}
     done = subprocess.run([sys.executable, "-c", TEMPORARY_DIRECTORIES, str(tmp_path / "given")],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(temp)})
+                          capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     exists_after_gc, kept = done.stdout.split()
     assert exists_after_gc == "False"
