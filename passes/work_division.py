@@ -113,6 +113,7 @@ from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.timing import tally
 
 Dim = TypeVar("Dim")
 Decision = TypeVar("Decision")
@@ -373,8 +374,10 @@ class DivisionPlan:
         self._kinds: dict[ComputeOp, int] = {}
         self._kind_numbers: dict[tuple[object, ...], int] = {}
         self._alike: dict[tuple[object, ...], object] = {}
+        self.decisions = 0
+        """Decisions made through :meth:`alike`."""
         self.reused = 0
-        """Decisions taken from an op priced alike (:meth:`alike`)."""
+        """Of those, the ones taken from an op priced alike."""
 
     def decide(self, op: ComputeOp, splits: tuple[int, ...]) -> None:
         """Give ``op`` ``splits``: record them and write them as its ``core_splits``."""
@@ -530,6 +533,7 @@ class DivisionPlan:
         """``decide()``, or what it gave for an equal ``key`` before (counted in :attr:`reused`).
         ``key`` holds every input of the decision (:meth:`pricing_inputs`, :meth:`trial_inputs`),
         so a repeated layer is priced once and decided as if priced again."""
+        self.decisions += 1
         if key in self._alike:
             self.reused += 1
         else:
@@ -688,3 +692,5 @@ class WorkDivisionPass(ModulePass):
         divisions = {compute: divide_work(compute, config, plan) for compute in op.walk()
                      if isinstance(compute, ComputeOp)}
         refine(plan, divisions)
+        tally("decisions", plan.decisions)
+        tally("taken from an op priced alike", plan.reused)

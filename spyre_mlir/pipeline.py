@@ -46,6 +46,7 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.hardware import NUMERICS_IEEE, check_numerics, driver_cores, target_overrides
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
+from spyre_mlir.timing import phase
 
 COMPILE_STAGES: tuple[str, ...] = (
     "spyre-attach-target",
@@ -150,8 +151,6 @@ class CompileOptions:
     """Replace a non-empty output directory."""
     print_ir_after_all: bool = False
     """Print the module after every stage (to ``log``)."""
-    time_passes: bool = False
-    """Report the wall time of every stage (to ``log``)."""
     verify_each: bool = False
     """Verify after every stage, not only at the end."""
     span_tiling: bool = True
@@ -193,15 +192,15 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
         if progress is not None:
             progress(f"{stage.name} ({number}/{len(stages)})")
         start = time.perf_counter()
-        stage.apply(ctx, module)
+        with phase(stage.name):
+            stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
         if options.verify_each:
             verify_located(module)
         if options.print_ir_after_all:
             write_ir_dump(log, stage.name, module)
-    verify_located(module)
-    if options.time_passes:
-        write_pass_timings(log, "spyre-compile", timings)
+    with phase("verify"):
+        verify_located(module)
     return timings
 
 
@@ -212,14 +211,6 @@ def write_ir_dump(log: TextIO, pass_name: str, module: ModuleOp) -> None:
     log.write("\n")
 
 
-def write_pass_timings(log: TextIO, title: str, timings: Sequence[tuple[str, float]]) -> None:
-    """The wall time of every pass and their total, one line each, under a ``title`` banner."""
-    log.write(f"===-- {title} pass timing --===\n")
-    for name, seconds in timings:
-        log.write(f"  {seconds:9.4f} s  {name}\n")
-    log.write(f"  {sum(t for _, t in timings):9.4f} s  total\n")
-
-
 def load_source(source: str) -> ModuleOp:
     """The module of ``model.py:factory``, ``program.pt2`` or ``in.mlir``."""
     if source.endswith(".mlir"):
@@ -227,8 +218,10 @@ def load_source(source: str) -> ModuleOp:
             text = Path(source).read_bytes()
         except OSError as e:
             raise SpyreError(f"cannot read '{source}': {e.strerror}") from None
-        return parse_module(make_context(), text, source)
-    from spyre_mlir.importer import import_program, load_program
+        with phase("parse"):
+            return parse_module(make_context(), text, source)
+    with phase("import torch"):
+        from spyre_mlir.importer import import_program, load_program
 
     return import_program(load_program(source))
 
@@ -244,7 +237,8 @@ def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: C
     run_stages(module, options, log, planned, progress)
     if progress is not None:
         progress(f"writing {out_dir}")
-    return write_output(module, out_dir, force=options.force)
+    with phase("write"):
+        return write_output(module, out_dir, force=options.force)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from spyre_mlir.diagnostics import SpyreError
+from spyre_mlir.timing import timed
 from spyre_mlir.tools.cli import STDIO, Progress, add_version_argument, argument_errors, plain_text, run_tool
 
 TOOL = "spyre-compile"
@@ -46,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                         "else 0.2)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every stage (stderr)")
-    p.add_argument("--time-passes", action="store_true", help="report the time of every stage (stderr)")
+    p.add_argument("--time-passes", action="store_true",
+                   help="report the time of every phase (stderr): torch's import, the model's build, export, "
+                        "decomposition, import, every stage, verification and writing, adding up to the total")
     p.add_argument("--verify-each", action="store_true", help="verify after every stage")
     p.add_argument("--no-span-tiling", dest="span_tiling", action="store_false",
                    help="do not tile ops that overflow the per-core span limit (spyre-coarse-tile)")
@@ -65,12 +68,27 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    cores = check_arguments(args)
+    with timed() as timings:
+        module = _compile(args)
+    if args.time_passes:
+        timings.write(sys.stderr, TOOL)
     from spyre_mlir.codegen.writer import bundle_summary
+
+    summary = bundle_summary(module)
+    predicted = f", predicted {summary.predicted_us:.1f} us" if summary.predicted_us is not None else ""
+    print(f"{TOOL}: wrote {args.output}: {summary.sdsc_files} SDSC file{'s' if summary.sdsc_files != 1 else ''}"
+          f"{predicted} on {summary.cores} core{'s' if summary.cores != 1 else ''}")
+    return 0
+
+
+def _compile(args: argparse.Namespace):
+    """Check the arguments, load the source, compile it and write the output directory; the
+    compiled module."""
+    cores = check_arguments(args)
     from spyre_mlir.pipeline import CompileOptions, compile_module, load_source
 
     options = CompileOptions(cores=cores, force=args.force, print_ir_after_all=args.print_ir_after_all,
-                             time_passes=args.time_passes, verify_each=args.verify_each,
+                             verify_each=args.verify_each,
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
                              lx_fraction=args.lx_fraction, stage_inputs=args.stage_inputs,
                              auto_tile=args.auto_tile)
@@ -79,11 +97,7 @@ def run(args: argparse.Namespace) -> int:
         module = load_source(args.source)
         compile_module(module, args.output, options, planned=_print_report if args.report else None,
                        progress=progress.stage)
-    summary = bundle_summary(module)
-    predicted = f", predicted {summary.predicted_us:.1f} us" if summary.predicted_us is not None else ""
-    print(f"{TOOL}: wrote {args.output}: {summary.sdsc_files} SDSC file{'s' if summary.sdsc_files != 1 else ''}"
-          f"{predicted} on {summary.cores} core{'s' if summary.cores != 1 else ''}")
-    return 0
+    return module
 
 
 def check_arguments(args: argparse.Namespace) -> int | None:

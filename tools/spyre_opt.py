@@ -46,7 +46,8 @@ from spyre_mlir import irdl
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.tools.cli import STDIO, add_version_argument, check_output_files, output_file, plain_text, run_tool
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
-from spyre_mlir.pipeline import write_ir_dump, write_pass_timings
+from spyre_mlir.pipeline import write_ir_dump
+from spyre_mlir.timing import write_rows
 from spyre_mlir.passes import all_passes
 
 
@@ -96,7 +97,7 @@ class SpyreOptMain(xDSLOptMain):
             if not self.args.disable_verify:
                 verify_located(module)
             if self.args.time_passes and prev is not None and next_pass is None:
-                write_pass_timings(sys.stderr, "spyre-opt", timings)
+                write_rows(sys.stderr, "spyre-opt pass timing", [*timings, ("total", sum(t for _, t in timings))])
                 timings.clear()
             started = time.perf_counter()
 

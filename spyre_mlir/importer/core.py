@@ -64,6 +64,7 @@ from spyre_mlir.importer.pooling import (
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.importer.result_views import write_viewed_matmul_results
 from spyre_mlir.hints import HINT_KEY_PREFIX, declared_dims, group_dim_names, tensor_dim_names
+from spyre_mlir.timing import phase
 
 
 # --------------------------------------------------------------------------
@@ -556,8 +557,9 @@ def import_program(exported_program: torch.export.ExportedProgram, *, named_dims
     unless ``renumber_hints=False``.  Errors are :class:`SpyreError` located at
     the user's model line.
     """
-    with quiet_torch():
-        ep = repair.decompose(exported_program, decomposition_table()) if decompose else exported_program
+    with quiet_torch(), phase("import"):
+        with phase("decompose"):
+            ep = repair.decompose(exported_program, decomposition_table()) if decompose else exported_program
         return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
 
 

@@ -38,6 +38,7 @@ from spyre_mlir.importer.locations import user_frame
 from spyre_mlir.importer.quiet import quiet_torch
 from spyre_mlir.manifest import Manifest
 from spyre_mlir.sources import factory_choices, parse_source
+from spyre_mlir.timing import phase
 
 
 @dataclass
@@ -179,18 +180,19 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
         if not zipfile.is_zipfile(spec):
             raise SpyreError("not a .pt2 archive (torch.export.save writes one)", loc=spec)
         try:
-            with quiet_torch():  # torch.export.load logs a traceback before it raises
+            with quiet_torch(), phase("load"):  # torch.export.load logs a traceback before it raises
                 return LoadedModel(torch.export.load(spec))
         except Exception as e:
             raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from e
     path = source.path
-    factory = load_factory(spec)
-    try:
-        made = factory()
-    except SpyreError:
-        raise
-    except Exception as e:
-        raise model_code_error(e, path) from e
+    with phase("build model"):
+        factory = load_factory(spec)
+        try:
+            made = factory()
+        except SpyreError:
+            raise
+        except Exception as e:
+            raise model_code_error(e, path) from e
     code = getattr(factory, "__code__", None)
     where = f"{path}:{code.co_firstlineno}" if code is not None else path
     if isinstance(made, torch.export.ExportedProgram):
@@ -203,7 +205,8 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
     if isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
         module = as_module(made[0])
         try:
-            program = export_model(module, made[1], strict=strict)
+            with phase("export"):
+                program = export_model(module, made[1], strict=strict)
         except SpyreError:
             raise
         except Exception as e:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -211,6 +213,40 @@ def test_one_line_on_success_says_where_how_many_and_how_fast(tmp_path, capsys):
     assert captured.out.splitlines() == [f"spyre-compile: wrote {out}: 2 SDSC files, predicted {predicted:.1f} us "
                                          "on 4 cores"]
     assert captured.err == ""  # not a terminal: no progress
+
+
+def _timing_rows(stderr: str) -> list[tuple[str, float]]:
+    report = stderr[stderr.index("===-- spyre-compile timing --==="):]
+    return [(label, float(seconds)) for seconds, label in re.findall(r"^\s+(\d+\.\d+) s  (.+)$", report, re.M)]
+
+
+def test_time_passes_covers_every_phase_of_a_model_compile_and_adds_up_to_the_wall_time(tmp_path, capsys):
+    from spyre_mlir.pipeline import COMPILE_STAGES
+    from spyre_mlir.tools.spyre_compile import main
+
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n\n\ndef build():\n    return (lambda x: x * 2 + x), (torch.ones(64, 128, dtype=torch.float16),)\n")
+    start = time.perf_counter()
+    assert main([f"{model}:build", "-o", str(tmp_path / "out"), "--cores", "4", "--time-passes"]) == 0
+    wall = time.perf_counter() - start
+    rows = _timing_rows(capsys.readouterr().err)
+    labels = [label.split(" (")[0] for label, _ in rows]
+    assert labels == ["import torch", "build model", "export", "import", "decompose", *COMPILE_STAGES, "verify",
+                      "write", "other", "total"]
+    assert "spyre-work-division (decisions 4, taken from an op priced alike 0)" in [label for label, _ in rows]
+    *phases, (_, total) = rows
+    assert sum(seconds for _, seconds in phases) == pytest.approx(total, abs=5e-3)
+    assert total == pytest.approx(wall, rel=0.05)
+
+
+def test_time_passes_of_an_mlir_compile(tmp_path, capsys):
+    from spyre_mlir.pipeline import COMPILE_STAGES
+    from spyre_mlir.tools.spyre_compile import main
+
+    (tmp_path / "add.mlir").write_text(ADD)
+    assert main([str(tmp_path / "add.mlir"), "-o", str(tmp_path / "out"), "--time-passes"]) == 0
+    labels = [label.split(" (")[0] for label, _ in _timing_rows(capsys.readouterr().err)]
+    assert labels == ["parse", *COMPILE_STAGES, "verify", "write", "other", "total"]
 
 
 class Terminal(io.StringIO):
