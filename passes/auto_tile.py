@@ -58,6 +58,7 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.passes.work_division import shared_decisions
 
 
 @dataclass(frozen=True)
@@ -252,4 +253,5 @@ class AutoTilePass(ModulePass):
     """spyre-plan-memory's LX solver in the stages that price a candidate."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        auto_tile(op, self.max_candidates, self.span_tiling, self.lx_solver)
+        with shared_decisions(target_config(op)):  # the clones' work divisions differ only around a tiling
+            auto_tile(op, self.max_candidates, self.span_tiling, self.lx_solver)

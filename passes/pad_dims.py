@@ -77,6 +77,7 @@ from spyre_mlir.dialects.spyre.types import tensor_shape
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import STAGED_ROLES
 from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.passes.work_division import shared_decisions
 
 
 class _Node(NamedTuple):
@@ -304,11 +305,12 @@ def pad_dims(module: ModuleOp, lx_solver: str = "auto") -> bool:
     padded = module.clone()
     if not _pad_candidates(padded, cores):
         return False
-    without = _predicted_ns(module.clone(), lx_solver)
-    try:
-        with_padding = _predicted_ns(padded, lx_solver)
-    except SpyreError:
-        return False
+    with shared_decisions(target_config(module)):  # the two plans differ only around the padding
+        without = _predicted_ns(module.clone(), lx_solver)
+        try:
+            with_padding = _predicted_ns(padded, lx_solver)
+        except SpyreError:
+            return False
     return with_padding < without and _pad_candidates(module, cores)
 
 

@@ -94,8 +94,10 @@ rules could make a planned program's matmuls at best (``bench/``).
 
 from __future__ import annotations
 
+import contextvars
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -345,6 +347,32 @@ counted in LX to HBM than at 0.75, and attention's scaled queries fit beside the
 of 1.55 per core on 32 cores at 512 tokens), which 0.75 sent through HBM."""
 
 
+class TakenDecisions:
+    """The decisions of :meth:`DivisionPlan.alike` by their inputs, and the numbers of the op kinds
+    those inputs name (:meth:`DivisionPlan.kind`), on one target."""
+
+    def __init__(self, config: SpyreConfig):
+        self.config = config
+        self.kinds: dict[tuple[object, ...], int] = {}
+        self.decisions: dict[tuple[object, ...], object] = {}
+
+
+_SHARED: contextvars.ContextVar[TakenDecisions | None] = contextvars.ContextVar("spyre_taken_decisions",
+                                                                               default=None)
+
+
+@contextmanager
+def shared_decisions(config: SpyreConfig) -> Iterator[None]:
+    """While the context lasts, every work division on ``config``'s target takes the decisions the
+    others made from equal inputs: a pass that prices clones of one module (spyre-auto-tile,
+    spyre-pad-dims) prices again only the ops whose neighbourhood a clone changed."""
+    token = _SHARED.set(TakenDecisions(config))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 class DivisionPlan:
     """The splits work division has decided in one function, and what the cost model predicts of
     them with every tensor where memory planning may put it.
@@ -372,8 +400,8 @@ class DivisionPlan:
         self._lifetimes: dict[SSAValue, range] = {}
         self._settled: dict[SSAValue, Memory] = {}
         self._kinds: dict[ComputeOp, int] = {}
-        self._kind_numbers: dict[tuple[object, ...], int] = {}
-        self._alike: dict[tuple[object, ...], object] = {}
+        shared = _SHARED.get()
+        self._taken = shared if shared is not None and shared.config == config else TakenDecisions(config)
         self.decisions = 0
         """Decisions made through :meth:`alike`."""
         self.reused = 0
@@ -484,8 +512,8 @@ class DivisionPlan:
         neighbours of one kind divided alike (the structure is hashed once per op, the number in
         every key)."""
         if op not in self._kinds:
-            self._kinds[op] = self._kind_numbers.setdefault((op_structure(op), iterations(op) > 1),
-                                                            len(self._kind_numbers))
+            kinds = self._taken.kinds
+            self._kinds[op] = kinds.setdefault((op_structure(op), iterations(op) > 1), len(kinds))
         return self._kinds[op]
 
     def pricing_inputs(self, op: ComputeOp) -> tuple[object, ...]:
@@ -534,11 +562,12 @@ class DivisionPlan:
         ``key`` holds every input of the decision (:meth:`pricing_inputs`, :meth:`trial_inputs`),
         so a repeated layer is priced once and decided as if priced again."""
         self.decisions += 1
-        if key in self._alike:
+        taken = self._taken.decisions
+        if key in taken:
             self.reused += 1
         else:
-            self._alike[key] = decide()
-        return self._alike[key]  # type: ignore[return-value]
+            taken[key] = decide()
+        return taken[key]  # type: ignore[return-value]
 
     def may_move(self, op: ComputeOp) -> bool:
         """Whether a split of ``op`` may move one of its tensors in or out of LX (else its neighbours'

@@ -1,6 +1,7 @@
 """Repeated layers are planned once: spyre-work-division takes a decision priced before for an op
-whose pricing inputs are equal (``DivisionPlan.alike``), and the plan is the one pricing every op
-again gives, on transformers models and the example decoder, on 1, 4 and 32 cores."""
+whose pricing inputs are equal (``DivisionPlan.alike``), within one plan and across the clones
+spyre-auto-tile and spyre-pad-dims price (``shared_decisions``), and the plan is the one pricing
+every op again gives, on transformers models and the example decoder, on 1, 4 and 32 cores."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from spyre_mlir.importer import load_factory
 from spyre_mlir.mlir_text import make_context
 from spyre_mlir.passes.work_division import DivisionPlan, WorkDivisionPass
 from spyre_mlir.pipeline import CompileOptions, compile_stages, run_stages
+from spyre_mlir.timing import timed
 
 from e2e_support import ImportedPrograms
 
@@ -31,20 +33,25 @@ class _Hidden(torch.nn.Module):
         return self.model(input_ids=ids).last_hidden_state
 
 
-def _transformers(config_class, model_class, **sizes):
+def _transformers(config_class, model_class, layers=3, hidden=128, intermediate=448, heads=2, tokens=64):
     def build():
         torch.manual_seed(0)
-        config = config_class(hidden_size=128, intermediate_size=448, num_hidden_layers=3, num_attention_heads=2,
-                              num_key_value_heads=1, vocab_size=100, use_cache=False, **sizes)
-        return _Hidden(model_class(config).half().eval()), (torch.randint(0, 100, (1, 64)),)
+        config = config_class(hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=layers,
+                              num_attention_heads=heads, num_key_value_heads=1, vocab_size=100, use_cache=False)
+        return _Hidden(model_class(config).half().eval()), (torch.randint(0, 100, (1, tokens)),)
     return build
 
 
 PROGRAMS = {
+    # An intermediate dim of 7 sticks: spyre-pad-dims prices a padded clone on 4 and 32 cores.
     "granite": _transformers(transformers.GraniteConfig, transformers.GraniteModel),
     "llama": _transformers(transformers.LlamaConfig, transformers.LlamaModel),
     "decoder": lambda: load_factory(f"{DECODER}:build_layers")(3),
+    # Scores that overflow LX on 4 cores: spyre-auto-tile prices tiled clones.
+    "long_llama": _transformers(transformers.LlamaConfig, transformers.LlamaModel, layers=2, hidden=256,
+                                intermediate=512, heads=4, tokens=1024),
 }
+CORES = {"long_llama": [4]}
 
 imported = ImportedPrograms(PROGRAMS)
 
@@ -61,8 +68,8 @@ def _never_alike(self, key, decide):
     return decide()
 
 
-@pytest.mark.parametrize("cores", [1, 4, 32])
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize(("name", "cores"), [(name, cores) for name in sorted(PROGRAMS)
+                                             for cores in CORES.get(name, [1, 4, 32])])
 def test_decisions_taken_alike_are_the_decisions_priced_again(name, cores, monkeypatch):
     reused, splits = _plan(name, cores)
     monkeypatch.setattr(DivisionPlan, "alike", _never_alike)
@@ -88,6 +95,16 @@ def test_the_layers_after_the_first_are_planned_from_it(name, monkeypatch):
     (plan,) = plans
     # Three equal layers: the second and third take most of their step-4 decisions from the first.
     assert plan.reused >= ops // 3, (plan.reused, ops)
+
+
+@pytest.mark.parametrize(("name", "stage"), [("long_llama", "spyre-auto-tile"), ("granite", "spyre-pad-dims")])
+def test_the_clones_a_pass_prices_share_their_decisions(name, stage):
+    _, module = imported(name)
+    with timed() as timings:
+        run_stages(module.clone(), CompileOptions(cores=4), log=io.StringIO())
+    label = next(label for label, _ in timings.rows() if label.startswith(stage + " ("))
+    taken = int(label.split("taken from an op priced alike ")[1].rstrip(")"))
+    assert taken > 0, label
 
 
 def _attached(module):
