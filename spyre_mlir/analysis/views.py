@@ -17,6 +17,7 @@ read in place (rule 3) and :func:`materialise_view` copies it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -247,6 +248,12 @@ def to_map(coords: Sequence[Linear], num_dims: int) -> AffineMap:
 
 def map_coords(m: AffineMap, space: Sequence[int]) -> tuple[Linear, ...]:
     """The results of ``m`` in normal form over the iteration space ``space``."""
+    return _map_coords(m, tuple(space))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _map_coords(m: AffineMap, space: tuple[int, ...]) -> tuple[Linear, ...]:
+    """:func:`map_coords`, found once per map and space (the layers of a model share them)."""
     env = [dim(i) for i in range(m.num_dims)]
     return tuple(linear(e, env, space) for e in m.results)
 
