@@ -78,6 +78,14 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    through HBM and never pay (SwiGLU's silu and mul following the down
    projection's K split; a rotary embedding's chain following the scores').
 
+Steps 4 and 5 price each op's legal splits, over its neighbours, with every tensor where memory
+planning may put it.  The inputs of one such decision are few and explicit
+(:meth:`DivisionPlan.pricing_inputs`, :meth:`DivisionPlan.trial_inputs`: the op's structure, its
+neighbours' structures and splits, where their tensors live or what decides it), so a decision
+whose inputs equal an earlier one's is taken from it (:meth:`DivisionPlan.alike`): the second
+layer of a model onwards is decided as the first was without being priced again, and the clones
+spyre-auto-tile and spyre-pad-dims price share their decisions (:func:`shared_decisions`).
+
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
 stay unsplit in every step (a table is shared by all cores at one base), the
