@@ -53,12 +53,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.passes import ModulePass
 
+from spyre_mlir.analysis.decisions import shared_decisions
 from spyre_mlir.analysis.residency import lx_readers
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.work_division import shared_decisions
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from spyre_mlir.analysis.decisions import shared_decisions
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, updated_arguments
 from spyre_mlir.analysis.work import divisors
 from spyre_mlir.diagnostics import SpyreError
@@ -77,7 +78,6 @@ from spyre_mlir.dialects.spyre.types import tensor_shape
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.manifest import STAGED_ROLES
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.work_division import shared_decisions
 
 
 class _Node(NamedTuple):

@@ -84,7 +84,8 @@ planning may put it.  The inputs of one such decision are few and explicit
 neighbours' structures and splits, where their tensors live or what decides it), so a decision
 whose inputs equal an earlier one's is taken from it (:meth:`DivisionPlan.alike`): the second
 layer of a model onwards is decided as the first was without being priced again, and the clones
-spyre-auto-tile and spyre-pad-dims price share their decisions (:func:`shared_decisions`).
+spyre-auto-tile and spyre-pad-dims price share their decisions
+(:func:`~spyre_mlir.analysis.decisions.shared_decisions`).
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -102,10 +103,8 @@ rules could make a planned program's matmuls at best (``bench/``).
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -114,6 +113,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
+from spyre_mlir.analysis.decisions import TakenDecisions, active_decisions
 from spyre_mlir.analysis.cost import CostReport, division_ns, division_traffic
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
@@ -355,32 +355,6 @@ counted in LX to HBM than at 0.75, and attention's scaled queries fit beside the
 of 1.55 per core on 32 cores at 512 tokens), which 0.75 sent through HBM."""
 
 
-class TakenDecisions:
-    """The decisions of :meth:`DivisionPlan.alike` by their inputs, and the numbers of the op kinds
-    those inputs name (:meth:`DivisionPlan.kind`), on one target."""
-
-    def __init__(self, config: SpyreConfig):
-        self.config = config
-        self.kinds: dict[tuple[object, ...], int] = {}
-        self.decisions: dict[tuple[object, ...], object] = {}
-
-
-_SHARED: contextvars.ContextVar[TakenDecisions | None] = contextvars.ContextVar("spyre_taken_decisions",
-                                                                               default=None)
-
-
-@contextmanager
-def shared_decisions(config: SpyreConfig) -> Iterator[None]:
-    """While the context lasts, every work division on ``config``'s target takes the decisions the
-    others made from equal inputs: a pass that prices clones of one module (spyre-auto-tile,
-    spyre-pad-dims) prices again only the ops whose neighbourhood a clone changed."""
-    token = _SHARED.set(TakenDecisions(config))
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
 class DivisionPlan:
     """The splits work division has decided in one function, and what the cost model predicts of
     them with every tensor where memory planning may put it.
@@ -408,7 +382,7 @@ class DivisionPlan:
         self._lifetimes: dict[SSAValue, range] = {}
         self._settled: dict[SSAValue, Memory] = {}
         self._kinds: dict[ComputeOp, int] = {}
-        shared = _SHARED.get()
+        shared = active_decisions()
         self._taken = shared if shared is not None and shared.config == config else TakenDecisions(config)
         self.decisions = 0
         """Decisions made through :meth:`alike`."""
