@@ -10,12 +10,11 @@
 ``granite3b`` (the default) is a transformers ``GraniteModel`` shaped like Granite-3B (hidden
 2048, 32 heads, 8 key/value heads, intermediate 8192, vocabulary 256), float16, over 256
 tokens; ``block`` is ``examples/transformer_block.py``'s decoder block stacked.  Per layer count,
-in one process: the best of ``--repeat`` runs of ``torch.export``; "compile" = import
-(``run_decompositions`` included) + every pipeline stage + the final verification + writing
+in one process: the best of ``--repeat`` runs of ``torch.export``; "compile" = decomposition
+(torch's ``run_decompositions``) + import + every pipeline stage + the final verification + writing
 the output directory, as ``spyre-compile --time-passes`` times them; their ratio; the marginal
 seconds per layer from the previous layer count; ops (the ``spyre`` ops of the imported
-module) per second; the time of every stage; the process's peak RSS so far.  "decomp" is
-``run_decompositions`` (torch's, part of "import").
+module) per second; the time of every stage; the process's peak RSS so far.
 
 One model is measured twice: first "cold", as ``spyre-compile`` runs it in a fresh process
 (torch.export then pays for its lazy imports and tracing set-up, the compile for the
@@ -63,8 +62,8 @@ class Row:
     export: float
     """The best of ``--repeat`` exports."""
     phases: dict[str, float]
-    """The compile's phases as ``spyre-compile --time-passes`` times them (``import`` without
-    ``decompose``; every stage; ``verify``; ``write``)."""
+    """The compile's phases as ``spyre-compile --time-passes`` times them (``decompose``,
+    ``import``, every stage, ``verify``, ``write``)."""
     compile: float
     """The compile's wall time: the phases and what no phase took."""
     peak_rss_mib: float

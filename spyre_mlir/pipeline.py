@@ -170,12 +170,11 @@ class CompileOptions:
 
 @fewer_collections()
 def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stderr,
-               planned: Callable[[ModuleOp], None] | None = None,
-               progress: Callable[[str], None] | None = None) -> list[tuple[str, float]]:
+               planned: Callable[[ModuleOp], None] | None = None) -> list[tuple[str, float]]:
     """Run the pipeline stages on ``module`` in place; verify at the end (or after each).
     ``planned`` is called with the planned module, after memory planning and before the
-    lowering (where the cost model reads it); ``progress`` with each stage's name and
-    number as it starts (``spyre-stickify (3/10)``).
+    lowering (where the cost model reads it).  Each stage is a :func:`~spyre_mlir.timing.phase`
+    that says its name and number (``spyre-stickify (3/10)``).
 
     Returns the wall time in seconds of every stage, in pipeline order.
     """
@@ -189,10 +188,8 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
     for number, stage in enumerate(stages, 1):
         if planned is not None and stage.name == COMPILE_STAGES[-1]:
             planned(module)
-        if progress is not None:
-            progress(f"{stage.name} ({number}/{len(stages)})")
         start = time.perf_counter()
-        with phase(stage.name):
+        with phase(stage.name, says=f"{stage.name} ({number}/{len(stages)})"):
             stage.apply(ctx, module)
         timings.append((stage.name, time.perf_counter() - start))
         if options.verify_each:
@@ -218,26 +215,22 @@ def load_source(source: str) -> ModuleOp:
             text = Path(source).read_bytes()
         except OSError as e:
             raise SpyreError(f"cannot read '{source}': {e.strerror}") from None
-        with phase("parse"):
+        with phase("parse", says=f"parsing {source}"):
             return parse_module(make_context(), text, source)
-    with phase("import torch"):
+    with phase("import torch", says="importing torch"):
         from spyre_mlir.importer import import_program, load_program
 
     return import_program(load_program(source))
 
 
 def compile_module(module: ModuleOp, out_dir: str | os.PathLike[str], options: CompileOptions,
-                   log: TextIO = sys.stderr, planned: Callable[[ModuleOp], None] | None = None,
-                   progress: Callable[[str], None] | None = None) -> Path:
+                   log: TextIO = sys.stderr, planned: Callable[[ModuleOp], None] | None = None) -> Path:
     """Run the pipeline on ``module`` and write ``out_dir`` (its manifest records the module's
-    target); ``planned`` and ``progress`` as in :func:`run_stages` (``progress`` is also told
-    when the writing starts)."""
+    target); ``planned`` as in :func:`run_stages`."""
     from spyre_mlir.codegen.writer import write_output
 
-    run_stages(module, options, log, planned, progress)
-    if progress is not None:
-        progress(f"writing {out_dir}")
-    with phase("write"):
+    run_stages(module, options, log, planned)
+    with phase("write", says=f"writing {out_dir}"):
         return write_output(module, out_dir, force=options.force)
 
 

@@ -2,8 +2,10 @@
 # the model's build, export, decomposition, import, each stage, writing), a nested phase's time
 # counted apart from the phase around it, and counts a phase tallies (work division's
 # decisions taken from an op priced alike).  Phases record themselves through `phase` and
-# `tally` while a `Timings` is active (`timed`); with none active both cost nothing.  Read by
-# spyre-compile and spyre-opt, which print the report on stderr.  No IR.
+# `tally` while a `Timings` is active (`timed`), and announce what they do to a progress
+# listener while one is active (`announced`); with neither active both cost nothing.  Read by
+# spyre-compile and spyre-opt, which print the report, and spyre-compile's progress lines, on
+# stderr.  No IR.
 """Where the time of a command goes.
 
 ::
@@ -19,13 +21,16 @@
 The report has one line per phase in the order the phases started, ``other`` for the time
 no phase took, and ``total``: the wall time since the :class:`Timings` was made, which the
 lines add up to.
+
+A phase that ``says`` what it does (``phase("export", says="exporting ...")``) tells the
+listener of :func:`announced` as it starts: spyre-compile's progress lines.
 """
 
 from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -86,6 +91,8 @@ def write_rows(log: TextIO, banner: str, rows: Sequence[tuple[str, float]]) -> N
 
 
 _ACTIVE: contextvars.ContextVar[Timings | None] = contextvars.ContextVar("spyre_timings", default=None)
+_LISTENER: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("spyre_progress",
+                                                                                         default=None)
 
 
 @contextmanager
@@ -100,8 +107,23 @@ def timed() -> Iterator[Timings]:
 
 
 @contextmanager
-def phase(name: str) -> Iterator[None]:
-    """Time the body as phase ``name`` of the active :class:`Timings`, if any."""
+def announced(listener: Callable[[str], None]) -> Iterator[None]:
+    """Call ``listener`` with what each phase that says it does (:func:`phase`) does, as it starts,
+    while the context lasts."""
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
+
+
+@contextmanager
+def phase(name: str, says: str | None = None) -> Iterator[None]:
+    """Time the body as phase ``name`` of the active :class:`Timings`, if any; first tell the
+    listener of :func:`announced`, if any, what the phase ``says`` it does."""
+    listener = _LISTENER.get()
+    if listener is not None and says is not None:
+        listener(says)
     timings = _ACTIVE.get()
     if timings is None:
         yield

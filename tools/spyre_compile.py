@@ -14,7 +14,8 @@ The stages are :data:`spyre_mlir.pipeline.COMPILE_STAGES`.  The options'
 values, the source and the output directory are checked before any work
 (before torch is imported or the model runs).  When done, one line on stdout
 says where it wrote, how many SDSC files and the predicted time; on a
-terminal, a compile longer than a few seconds names each stage on stderr.  ``--debug`` (or
+terminal, a compile longer than a few seconds names each phase on stderr as it starts: importing
+torch, building, exporting, decomposing and importing the model, each stage, writing.  ``--debug`` (or
 ``SPYRE_TRACEBACK=1``) shows the traceback of any error.
 """
 
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Sequence
 
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.timing import timed
+from spyre_mlir.timing import announced, timed
 from spyre_mlir.tools.cli import STDIO, Progress, add_version_argument, argument_errors, plain_text, run_tool
 
 TOOL = "spyre-compile"
@@ -92,11 +93,9 @@ def _compile(args: argparse.Namespace):
                              span_tiling=args.span_tiling, lx_solver=args.lx_solver,
                              lx_fraction=args.lx_fraction, stage_inputs=args.stage_inputs,
                              auto_tile=args.auto_tile)
-    with Progress(TOOL, sys.stderr) as progress:
-        progress.stage(f"loading {args.source}")
+    with Progress(TOOL, sys.stderr) as progress, announced(progress.stage):
         module = load_source(args.source)
-        compile_module(module, args.output, options, planned=_print_report if args.report else None,
-                       progress=progress.stage)
+        compile_module(module, args.output, options, planned=_print_report if args.report else None)
     return module
 
 

@@ -557,10 +557,13 @@ def import_program(exported_program: torch.export.ExportedProgram, *, named_dims
     unless ``renumber_hints=False``.  Errors are :class:`SpyreError` located at
     the user's model line.
     """
-    with quiet_torch(), phase("import"):
-        with phase("decompose"):
-            ep = repair.decompose(exported_program, decomposition_table()) if decompose else exported_program
-        return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
+    with quiet_torch():
+        ep = exported_program
+        if decompose:
+            with phase("decompose", says="decomposing it into core ATen ops (torch's run_decompositions)"):
+                ep = repair.decompose(exported_program, decomposition_table())
+        with phase("import", says="importing it into the spyre dialect"):
+            return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()
 
 
 __all__ = ["import_program", "graph_inputs", "input_name", "decomposition_table"]

@@ -180,12 +180,12 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
         if not zipfile.is_zipfile(spec):
             raise SpyreError("not a .pt2 archive (torch.export.save writes one)", loc=spec)
         try:
-            with quiet_torch(), phase("load"):  # torch.export.load logs a traceback before it raises
+            with quiet_torch(), phase("load", says=f"loading {spec}"):  # torch.export.load logs a traceback before it raises
                 return LoadedModel(torch.export.load(spec))
         except Exception as e:
             raise SpyreError(f"cannot load the program: {first_line(str(e))}", loc=spec) from e
     path = source.path
-    with phase("build model"):
+    with phase("build model", says=f"building the model of {spec}"):
         factory = load_factory(spec)
         try:
             made = factory()
@@ -205,7 +205,7 @@ def load_model(spec: str, *, strict: bool = False) -> LoadedModel:
     if isinstance(made, (tuple, list)) and len(made) == 2 and isinstance(made[1], (tuple, list)):
         module = as_module(made[0])
         try:
-            with phase("export"):
+            with phase("export", says="exporting it with torch.export"):
                 program = export_model(module, made[1], strict=strict)
         except SpyreError:
             raise

@@ -220,18 +220,23 @@ def _timing_rows(stderr: str) -> list[tuple[str, float]]:
     return [(label, float(seconds)) for seconds, label in re.findall(r"^\s+(\d+\.\d+) s  (.+)$", report, re.M)]
 
 
+def _write_model(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n\n\ndef build():\n    return (lambda x: x * 2 + x), (torch.ones(64, 128, dtype=torch.float16),)\n")
+    return model
+
+
 def test_time_passes_covers_every_phase_of_a_model_compile_and_adds_up_to_the_wall_time(tmp_path, capsys):
     from spyre_mlir.pipeline import COMPILE_STAGES
     from spyre_mlir.tools.spyre_compile import main
 
-    model = tmp_path / "model.py"
-    model.write_text("import torch\n\n\ndef build():\n    return (lambda x: x * 2 + x), (torch.ones(64, 128, dtype=torch.float16),)\n")
+    model = _write_model(tmp_path)
     start = time.perf_counter()
     assert main([f"{model}:build", "-o", str(tmp_path / "out"), "--cores", "4", "--time-passes"]) == 0
     wall = time.perf_counter() - start
     rows = _timing_rows(capsys.readouterr().err)
     labels = [label.split(" (")[0] for label, _ in rows]
-    assert labels == ["import torch", "build model", "export", "import", "decompose", *COMPILE_STAGES, "verify",
+    assert labels == ["import torch", "build model", "export", "decompose", "import", *COMPILE_STAGES, "verify",
                       "write", "other", "total"]
     assert "spyre-work-division (decisions 4, taken from an op priced alike 0)" in [label for label, _ in rows]
     *phases, (_, total) = rows
@@ -268,7 +273,28 @@ def test_progress_shows_one_line_per_stage_on_a_terminal(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main([str(tmp_path / "add.mlir"), "-o", str(tmp_path / "out")]) == 0
     assert terminal.getvalue().splitlines() == [
-        f"spyre-compile: loading {tmp_path / 'add.mlir'}",
+        f"spyre-compile: parsing {tmp_path / 'add.mlir'}",
+        *(f"spyre-compile: {name} ({i}/{len(COMPILE_STAGES)})" for i, name in enumerate(COMPILE_STAGES, 1)),
+        f"spyre-compile: writing {tmp_path / 'out'}"]
+
+
+def test_progress_names_every_phase_of_a_model_compile(tmp_path, monkeypatch):
+    """Loading a model is several lines on a terminal: torch, the model, export, decomposition, import."""
+    import spyre_mlir.tools.cli as cli
+    from spyre_mlir.pipeline import COMPILE_STAGES
+    from spyre_mlir.tools.spyre_compile import main
+
+    spec = f"{_write_model(tmp_path)}:build"
+    terminal = Terminal()
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([spec, "-o", str(tmp_path / "out")]) == 0
+    assert terminal.getvalue().splitlines() == [
+        "spyre-compile: importing torch",
+        f"spyre-compile: building the model of {spec}",
+        "spyre-compile: exporting it with torch.export",
+        "spyre-compile: decomposing it into core ATen ops (torch's run_decompositions)",
+        "spyre-compile: importing it into the spyre dialect",
         *(f"spyre-compile: {name} ({i}/{len(COMPILE_STAGES)})" for i, name in enumerate(COMPILE_STAGES, 1)),
         f"spyre-compile: writing {tmp_path / 'out'}"]
 

@@ -1,5 +1,6 @@
 """spyre_mlir.timing: phases in start order, a nested phase counted apart, counts on the
-innermost phase, and nothing recorded without an active Timings."""
+innermost phase, nothing recorded without an active Timings, and what phases say told to the
+listener of `announced` only."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from spyre_mlir.timing import Timings, phase, tally, timed
+from spyre_mlir.timing import Timings, announced, phase, tally, timed
 
 
 def _wait(seconds: float) -> None:
@@ -55,3 +56,19 @@ def test_nothing_is_recorded_without_an_active_timings():
     with timed() as timings:
         pass
     assert timings.phases == {}
+
+
+def test_a_phase_that_says_what_it_does_tells_the_listener_as_it_starts():
+    heard: list[str] = []
+    with phase("export", says="exporting"):
+        pass  # no listener: nothing to tell
+    with announced(heard.append):
+        with phase("import", says="importing"):
+            assert heard == ["importing"]
+            with phase("decompose"):  # says nothing
+                pass
+        with phase("write", says="writing out"):
+            pass
+    with phase("export", says="exporting"):
+        pass
+    assert heard == ["importing", "writing out"]
