@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
-from xdsl.dialects import func
+from xdsl.dialects import func, tensor
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -487,8 +487,12 @@ def _implied_sizes(names: Sequence[str], shape: Sequence[int]) -> dict[str, int]
 
 
 def _drop_dead(block: Block) -> None:
+    """Erase the spyre ops and assemblies (``tensor.empty``, ``tensor.insert_slice``) nothing
+    reads: an op's unused outputs (layer norm's mean), and what an emitter replaced (the
+    concatenation and products of a rotary embedding computed on halves)."""
     for op in reversed(list(block.ops)):
-        if op.name.startswith("spyre.") and all(not r.uses for r in op.results):
+        if (op.name.startswith("spyre.") or isinstance(op, tensor.EmptyOp | tensor.InsertSliceOp)) \
+                and all(not r.uses for r in op.results):
             block.erase_op(op)
 
 

@@ -30,7 +30,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from spyre_mlir.importer import indirect, views
 from spyre_mlir.importer.elements import FLAG_ELEMENT, dtype_of, index_values, is_integral
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, scalar, shape_of, tensor_type
-from spyre_mlir.importer.rotation import half_rotation
+from spyre_mlir.importer.rotation import half_rotation, rotated_on_halves
 
 aten = torch.ops.aten
 Emitter = Callable[..., Any]
@@ -120,6 +120,9 @@ def _scaled(cx: NodeEmitter, y: Any, alpha: Any) -> Any:
 
 
 def _add(cx: NodeEmitter, x: Any, y: Any, *, alpha: Any = 1) -> SSAValue:
+    if alpha == 1 and isinstance(x, SSAValue) and isinstance(y, SSAValue) \
+            and (rotated := rotated_on_halves(cx, x, y)) is not None:
+        return rotated
     return cx.binary("add", x, _scaled(cx, y, alpha))
 
 

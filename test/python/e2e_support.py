@@ -15,6 +15,7 @@ import torch
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import load_factory, manifest_inputs
 from spyre_mlir.interpreter import compare, run, tolerance_for
+from spyre_mlir.interpreter.compare import Tolerance
 from spyre_mlir.interpreter.runner import as_numpy
 from spyre_mlir.manifest import Manifest, read_manifest
 from spyre_mlir.pipeline import CompileOptions, compile_module
@@ -73,9 +74,10 @@ class ImportedPrograms:
 
 
 def compile_and_check(name: str, cores: int, out: Path, imported: ImportedPrograms,
-                      lx_solver: str = "greedy", lx_fraction: float | None = None) -> Any:
+                      lx_solver: str = "greedy", lx_fraction: float | None = None,
+                      tolerance: Tolerance | None = None) -> Any:
     """Compile ``name`` on ``cores`` (with ``lx_solver`` and ``lx_fraction``) into ``out``, run it
-    on the interpreter, compare with eager.
+    on the interpreter, compare with eager (within ``tolerance``, by default the output dtype's).
 
     Returns the interpreter's stats.
     """
@@ -90,5 +92,5 @@ def compile_and_check(name: str, cores: int, out: Path, imported: ImportedProgra
     assert len(expected) == len(manifest.outputs)
     for arg, ref in zip(manifest.outputs, expected):
         assert arg.dtype is not None
-        compare(arg.name, outputs[arg.name], as_numpy(ref), tolerance_for(arg.dtype))
+        compare(arg.name, outputs[arg.name], as_numpy(ref), tolerance or tolerance_for(arg.dtype))
     return stats

@@ -4,7 +4,8 @@ one buffer in place (DESIGN §15), on 1, 4 and 32 cores.
 transformers' Llama ``rotate_half`` is ``cat(-x[..., h:], x[..., :h])``.  With a head dim of 64 in
 fp16 its halves are 32 elements, half a stick: the importer makes it ``x @ R``, a matmul by a
 signed permutation (``spyre_mlir.importer.rotation``); halves of whole sticks stay a
-concatenation.  Other pieces of half a stick (the halves swapped without the negation) can be
+concatenation, but ``q * cos + rotate_half(q) * sin`` of them is computed on the halves, each
+written into its window of the result, and matches eager bit for bit.  Other pieces of half a stick (the halves swapped without the negation) can be
 addressed on the head dim's sticks neither as the second half nor at the offset of the second
 piece; the pieces and the buffer are then sticked on another dim.  GPT-2's cache update
 concatenates an empty past.
@@ -23,6 +24,7 @@ from spyre_mlir.analysis.assembly import Assembly, assemblies
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import target_config, tensor_layout
 from spyre_mlir.importer.table import lookup
+from spyre_mlir.interpreter.compare import Tolerance
 from spyre_mlir.mlir_text import make_context
 from spyre_mlir.passes.plan_memory import PlannedValue, plan_memory
 from spyre_mlir.pipeline import compile_stages
@@ -75,21 +77,23 @@ class ProjectedRotary(torch.nn.Module):
     """Llama's rotary embedding of heads split from an ``nn.Linear`` projection: ``rotate_half``
     reads its halves from the projection's hidden dim."""
 
-    def __init__(self, dtype: torch.dtype):
+    def __init__(self, dtype: torch.dtype, head_dim: int):
         super().__init__()
-        self.q = torch.nn.Linear(128, 128, bias=False, dtype=dtype)
+        self.head_dim = head_dim
+        self.q = torch.nn.Linear(4 * head_dim, 4 * head_dim, bias=False, dtype=dtype)
 
     def forward(self, x, cos, sin):
         b, length, _ = x.shape
-        q = self.q(x).view(b, length, 4, 32).transpose(1, 2)
+        q = self.q(x).view(b, length, 4, self.head_dim).transpose(1, 2)
         return q * cos + rotate_half(q) * sin
 
 
-def projected_rotary(batch: int, length: int, dtype: torch.dtype):
+def projected_rotary(batch: int, length: int, dtype: torch.dtype, head_dim: int = 32):
+    """Four heads of ``head_dim``."""
     def factory():
-        angles = torch.randn(length, 32)
-        return ProjectedRotary(dtype), (torch.randn(batch, length, 128, dtype=dtype), angles.cos().to(dtype),
-                                        angles.sin().to(dtype))
+        angles = torch.randn(length, head_dim)
+        return ProjectedRotary(dtype, head_dim), (torch.randn(batch, length, 4 * head_dim, dtype=dtype),
+                                                  angles.cos().to(dtype), angles.sin().to(dtype))
     return factory
 
 
@@ -192,6 +196,10 @@ PROGRAMS = {
     "rotate_half_128_fp32": rotate_half_of(128, f32),
     "rotate_half_vector": lambda: (rotate_half, (torch.randn(64, dtype=f16),)),
     "rotary_64_fp16": rotary(64, f16),
+    "rotary_128_fp16": rotary(128, f16),
+    "rotary_128_bf16": rotary(128, torch.bfloat16),
+    "rotary_64_fp32": rotary(64, f32),
+    "projected_rotary_128_fp16": projected_rotary(2, 64, f16, head_dim=128),
     "projected_rotary_1x1_fp32": projected_rotary(1, 1, f32),
     "projected_rotary_2x100_fp32": projected_rotary(2, 100, f32),
     "projected_rotary_2x96_fp16": projected_rotary(2, 96, f16),
@@ -321,6 +329,34 @@ def test_rotate_half_of_half_stick_halves_is_a_matmul_by_a_signed_permutation():
     assert [op for op in module.walk() if op.name in ("tensor.empty", "tensor.insert_slice")] == []
     assert [op.name for op in module.walk() if op.name.startswith("spyre.")] == ["spyre.matmul"]
     assert tensor_layout(matmul.operands[1].type).host_shape == (64, 64)
+
+
+def _on_halves(module) -> bool:
+    """Whether ``module`` computes a rotary embedding on halves: its sums are two pieces of one
+    assembly, and nothing is negated."""
+    (assembly,) = assemblies(next(op for op in module.walk() if isinstance(op, FuncOp)))
+    return [op.op_func_name.data for op in assembly.copies] == ["sub", "add"] and \
+        not [op for op in module.walk() if getattr(op, "op_func_name", None) and op.op_func_name.data == "neg"]
+
+
+@pytest.mark.parametrize("name, cores", [
+    ("rotary_128_fp16", 1), ("rotary_128_fp16", 4), ("rotary_128_fp16", 32), ("rotary_128_bf16", 4),
+    ("rotary_64_fp32", 32),
+])
+def test_a_rotary_embedding_of_whole_stick_halves_is_computed_on_the_halves_bit_for_bit(name, cores, tmp_path):
+    """``q * cos + rotate_half(q) * sin`` of halves of whole sticks: ``q1 * cos1 - q2 * sin1`` and
+    ``q2 * cos2 + q1 * sin2`` written into the halves of the result, with no copy of a half
+    (``rotated_on_halves``); it rounds as eager does, so the outputs are equal."""
+    assert _on_halves(imported(name)[1])
+    compile_and_check(name, cores, tmp_path / "out", imported, tolerance=Tolerance(rtol=0.0, atol=0.0))
+
+
+@pytest.mark.parametrize("cores", [4, 32])
+def test_a_rotary_embedding_of_projected_heads_is_computed_on_the_halves(cores, tmp_path):
+    """Heads of 128 split from a projection (two batches): the halves are read from the
+    projection's result in place, and the output matches eager."""
+    assert _on_halves(imported("projected_rotary_128_fp16")[1])
+    compile_and_check("projected_rotary_128_fp16", cores, tmp_path / "out", imported)
 
 
 @pytest.mark.parametrize("name", ["rotate_half_128_fp16", "rotate_half_64_fp32", "rotate_half_vector",
