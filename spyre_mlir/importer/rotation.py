@@ -148,8 +148,9 @@ def _halves(cx: NodeEmitter, v: SSAValue, half: int) -> tuple[SSAValue, SSAValue
     if shape[-1] == 1:
         return v, v
     dims = [AffineExpr.dimension(d) for d in range(len(shape))]
-    return tuple(cx.view(v, AffineMap(len(shape), 0, (*dims[:-1], dims[-1] + shift)), (*shape[:-1], half))
-                 for shift in (0, half))  # type: ignore[return-value]
+    low, high = (cx.view(v, AffineMap(len(shape), 0, (*dims[:-1], dims[-1] + shift)), (*shape[:-1], half))
+                 for shift in (0, half))
+    return low, high
 
 
 def _rotary_terms(direct: SSAValue, rotated: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue] | None:
