@@ -5,7 +5,7 @@
 # per model and core count; with --json, writes the figures.
 """Plans at real sizes: predicted time and HBM traffic against their bounds.
 
-    python bench/plans.py [--models granite8b-512 granite8b-2048 llama1b-512] [--cores 1 4 32]
+    python bench/plans.py [--models granite8b-512 granite8b-2048 llama1b-512 llama8b-512] [--cores 1 4 32]
                           [--json FILE]
 
 Models (input ids, batch 1):
@@ -13,7 +13,9 @@ Models (input ids, batch 1):
 * ``granite8b-<S>``: one Granite-8B-shaped layer (hidden 4096, 32 heads, 8 key/value heads,
   intermediate 12800, vocabulary 256) over ``S`` tokens;
 * ``llama1b-<S>``: two Llama-1B-shaped layers (hidden 2048, 32 heads, 8 key/value heads,
-  intermediate 8192, vocabulary 256) over ``S`` tokens.
+  intermediate 8192, vocabulary 256) over ``S`` tokens (heads of 64);
+* ``llama8b-<S>``: one Llama-8B-shaped layer (hidden 4096, 32 heads, 8 key/value heads,
+  intermediate 14336, vocabulary 256) over ``S`` tokens (heads of 128, as Granite's).
 
 Per model and core count: compile seconds, the predicted device time, the roofline lower
 bound (every argument read and output written once at peak bandwidth, or every MAC at the
@@ -42,6 +44,8 @@ SHAPES = {
     "granite8b": dict(family="granite", hidden_size=4096, intermediate_size=12800, num_hidden_layers=1,
                       num_attention_heads=32, num_key_value_heads=8),
     "llama1b": dict(family="llama", hidden_size=2048, intermediate_size=8192, num_hidden_layers=2,
+                    num_attention_heads=32, num_key_value_heads=8),
+    "llama8b": dict(family="llama", hidden_size=4096, intermediate_size=14336, num_hidden_layers=1,
                     num_attention_heads=32, num_key_value_heads=8),
 }
 """Model shapes by name; a model name is ``<shape>-<tokens>``."""
