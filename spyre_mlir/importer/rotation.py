@@ -4,7 +4,8 @@
 # sticks: `x * cos + rotate_half(x) * sin` is computed on the halves, each written into its
 # window of the result (`rotated_on_halves`, used by the add emitter).  Reads the ops the
 # importer emitted for the pieces; writes spyre ops, or nothing for any other form.
-"""``rotate_half`` as a matmul by a signed permutation (:func:`half_rotation`).
+"""``rotate_half`` as a matmul by a signed permutation (:func:`half_rotation`), and the rotary
+sum on the halves (:func:`rotated_on_halves`).
 
 Llama-family attention rotates each head as ``x * cos + rotate_half(x) * sin`` with
 ``rotate_half(x) = cat((-x[..., h:], x[..., :h]), -1)``.  Where a half is narrower than a
@@ -38,7 +39,7 @@ from collections.abc import Sequence
 
 import torch
 from xdsl.dialects import tensor
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from spyre_mlir.dialects.spyre import PointwiseOp, ViewOp, element_dtype
@@ -93,7 +94,7 @@ def half_rotation(cx: NodeEmitter, tensors: Sequence[SSAValue], dim: int) -> SSA
     return cx.matmul(x, cx.tensor(rotation, elem))
 
 
-def _whole_sticks(elems: int, elem: object) -> bool:
+def _whole_sticks(elems: int, elem: Attribute) -> bool:
     """Whether ``elems`` elements of ``elem`` are a whole number of sticks."""
     return elems % (STICK_BYTES // element_bytes(element_dtype(elem))) == 0
 
@@ -130,7 +131,8 @@ def _rotated_half_of(value: SSAValue) -> SSAValue | None:
         return None
     x, half = high[0], shape_of(low)[-1]
     offsets = tuple(tuple(op.static_offsets.get_values()) for op in inserts)
-    if offsets != ((0,) * len(shape_of(x)), (*(0,) * (len(shape_of(x)) - 1), half)) or not _whole_sticks(half, elem_of(x)):
+    rank = len(shape_of(x))
+    if offsets != ((0,) * rank, (*(0,) * (rank - 1), half)) or not _whole_sticks(half, elem_of(x)):
         return None
     return x
 

@@ -5,10 +5,10 @@ transformers' Llama ``rotate_half`` is ``cat(-x[..., h:], x[..., :h])``.  With a
 fp16 its halves are 32 elements, half a stick: the importer makes it ``x @ R``, a matmul by a
 signed permutation (``spyre_mlir.importer.rotation``); halves of whole sticks stay a
 concatenation, but ``q * cos + rotate_half(q) * sin`` of them is computed on the halves, each
-written into its window of the result, and matches eager bit for bit.  Other pieces of half a stick (the halves swapped without the negation) can be
-addressed on the head dim's sticks neither as the second half nor at the offset of the second
-piece; the pieces and the buffer are then sticked on another dim.  GPT-2's cache update
-concatenates an empty past.
+written into its window of the result, and matches eager bit for bit.  Other pieces of half a
+stick (the halves swapped without the negation) can be addressed on the head dim's sticks
+neither as the second half nor at the offset of the second piece; the pieces and the buffer are
+then sticked on another dim.  GPT-2's cache update concatenates an empty past.
 """
 
 from __future__ import annotations
