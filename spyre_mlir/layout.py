@@ -178,20 +178,23 @@ def stick_layout(
     return StickLayout(host_shape, dtype, order, config.elems_per_stick(dtype), padded)
 
 
-_WHOLE, _STICKS, _IN_STICK = range(3)
-"""How a device dim indexes its host coordinate: as is, in whole sticks, or within the stick."""
+WHOLE, STICKS, IN_STICK = range(3)
+"""How a device dim indexes its host coordinate ``c``: as is, in whole sticks (``c // elems_per_stick``),
+or within the stick (``c % elems_per_stick``)."""
 
 
 @functools.lru_cache(maxsize=4096)
-def _offset_terms(layout: StickLayout) -> tuple[tuple[int, int, int], ...]:
-    """Per device dim of a host dim: ``(host dim, how, bytes per step)`` (see :func:`device_offset`)."""
+def offset_terms(layout: StickLayout) -> tuple[tuple[int, int, int], ...]:
+    """Per device dim of a host dim, outermost first: ``(host dim, how, bytes per step)``, ``how`` one
+    of :data:`WHOLE`, :data:`STICKS`, :data:`IN_STICK`; an element's byte offset is the sum over
+    them (:func:`device_offset`)."""
     sizes, dims = layout.device_size, layout.device_dims
     last, word = len(dims) - 1, element_bytes(layout.dtype)
     terms = []
     for j, h in enumerate(dims):
         if h == ABSENT:
             continue
-        how = _IN_STICK if j == last else _STICKS if h == layout.stick_dim else _WHOLE
+        how = IN_STICK if j == last else STICKS if h == layout.stick_dim else WHOLE
         terms.append((h, how, math.prod(sizes[j + 1:]) * word))
     return tuple(terms)
 
@@ -199,9 +202,9 @@ def _offset_terms(layout: StickLayout) -> tuple[tuple[int, int, int], ...]:
 def device_offset(layout: StickLayout, coords: Sequence[int]) -> int:
     """Byte offset of the element at host ``coords`` in device memory."""
     eps, offset = layout.elems_per_stick, 0
-    for h, how, step in _offset_terms(layout):
+    for h, how, step in offset_terms(layout):
         c = coords[h]
-        offset += (c if how == _WHOLE else c // eps if how == _STICKS else c % eps) * step
+        offset += (c if how == WHOLE else c // eps if how == STICKS else c % eps) * step
     return offset
 
 
