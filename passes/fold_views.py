@@ -79,21 +79,34 @@ Rules:
    narrow copy reads are read, and only where its storage holds them
    (``widen_copy_reads``); a widened dim is not sliced at an offset inside a
    stick of the copy's layout.
-6. Dead views are erased.  The pass is idempotent: without views and with no
-   splittable division left, it changes nothing.
+6. Dead views are erased.
+7. **Copies that move nothing.**  A pointwise result that only a copy reads may
+   take any order of its dims around the stick (each tensor of a pointwise
+   kernel has its own ``layoutDimOrder_``).  When one order makes the copy
+   reinterpret it (:mod:`spyre_mlir.analysis.reinterpret`: the copy's result
+   would hold the very bytes of its source), the result takes it, and
+   spyre-plan-memory drops the copy.  Attention's output ``[B, H, L, D]``, read
+   as ``[B * L, H * D]`` by the output projection, is laid out ``H, D-sticks,
+   L`` (dim order ``[2, 0, 1, 3]``).
+
+The pass is idempotent: without views and with no splittable division left, it
+changes nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import OpResult, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from spyre_mlir.analysis.reinterpret import reinterprets
 from spyre_mlir.analysis.views import (
     Dim,
     Indexing,
@@ -110,7 +123,8 @@ from spyre_mlir.analysis.views import (
 from spyre_mlir.diagnostics import SpyreError, emit_warning
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, ViewOp, layout_attr, tensor_layout
 from spyre_mlir.hardware import round_up
-from spyre_mlir.layout import StickLayout, stick_layout
+from spyre_mlir.layout import ABSENT, StickLayout, stick_layout
+from spyre_mlir.opfuncs import OpKind
 
 
 @dataclass
@@ -180,7 +194,52 @@ def fold_views(module: ModuleOp) -> FoldViewsResult:
         if not view.result.uses:
             rewriter.erase_op(view)
             result.erased_views += 1
+    # 5. Values only a copy reads are ordered so that it moves nothing (rule 7).
+    for copy in [op for op in module.walk() if isinstance(op, RestickifyOp)]:
+        order_for_copy(rewriter, copy)
     return result
+
+
+def order_for_copy(rewriter: Rewriter, copy: RestickifyOp) -> None:
+    """Rule 7 for one copy: give its source, a pointwise result nothing else reads, the first order
+    of its non-stick dims that makes the copy reinterpret it; leave it alone when none does."""
+    source = copy.inputs[0]
+    if not copy.has_explicit_maps() or not isinstance(source, OpResult) or not isinstance(source.op, ComputeOp) \
+            or source.op.op_func().kind is not OpKind.POINTWISE or len(list(source.uses)) != 1:
+        return
+    assert isinstance(source.type, TensorType)
+    space, (source_map, result_map) = copy.get_iteration_space(), copy.get_indexing_maps()
+    result, own = tensor_layout(copy.result.type), tensor_layout(source.type)
+    if reinterprets(space, source_map, result_map, own, result):
+        return
+    for layout in _orders(own):
+        if reinterprets(space, source_map, result_map, layout, result):
+            rewriter.replace_value_with_new_type(source, TensorType(
+                source.type.get_element_type(), source.type.get_shape(), layout_attr(layout)))
+            return
+
+
+_MAX_ORDERED_RANK = 6
+"""A value of more dims keeps its order (:func:`_orders` would try 720 and more)."""
+
+
+def _orders(layout: StickLayout) -> Iterator[StickLayout]:
+    """``layout`` with each order of its non-stick dims that places its dims of more than one
+    element otherwise in device memory (a dim of one element moves no byte)."""
+    stick, shape = layout.stick_dim, layout.host_shape
+    if stick is None or len(shape) > _MAX_ORDERED_RANK:
+        return
+    seen = {_placed(layout)}
+    for order in itertools.permutations(d for d in range(len(shape)) if d != stick):
+        candidate = replace(layout, dim_order=(*order, stick))
+        if (placed := _placed(candidate)) not in seen:
+            seen.add(placed)
+            yield candidate
+
+
+def _placed(layout: StickLayout) -> tuple[int, ...]:
+    """The host dims of more than one element of ``layout``, in device order."""
+    return tuple(h for h in layout.device_dims if h != ABSENT and layout.host_shape[h] > 1)
 
 
 def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:

@@ -11,7 +11,8 @@
 # `spyre.pointwise "identity"` copy-out after a loop-body value kept in LX that
 # also leaves its loop.  The copies of an assembly's pieces
 # (spyre_mlir.analysis.assembly, torch.cat) all get their buffer's one HBM
-# placement.  The solvers (`solve`) need no IR.
+# placement, and a restickify that copies nothing (spyre_mlir.analysis.reinterpret)
+# its operand's.  The solvers (`solve`) need no IR.
 """Memory planning: which values live in each core's LX scratchpad, and where.
 
 Before (after work division, [1024, 4096] fp16 on 32 cores)::
@@ -64,6 +65,7 @@ leave the loop gets no copy-out: it is written straight to HBM, once.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +79,7 @@ from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import fixed_argument_count, output_arguments
+from spyre_mlir.analysis.reinterpret import copies_nothing
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
 from spyre_mlir.analysis.residency import LxShares, lx_share
 from spyre_mlir.diagnostics import SpyreError
@@ -603,7 +606,10 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
        (:func:`_zeroed`), which gets ``<hbm, zeroed>``: a buffer of its own
        that the runtime zero-fills, never shared (its padding stays zero).
        An assembly is one value (:func:`_assembly_buffers`): its pieces'
-       copies write windows of its buffer and all take its placement.
+       copies write windows of its buffer and all take its placement.  A
+       restickify that copies nothing (:func:`_reinterpreted`) takes its
+       operand's buffer, which lives until the copy's result's last read: the
+       storage trace then runs nothing for it.
     7. Every other buffer (:func:`_place_buffers`): a zeroed value's and a
        fill's become ``constant`` kernel arguments the runtime fills, a fill
        accumulator that ends in an output takes the output, and the buffer a
@@ -621,7 +627,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
     lifetimes = _lifetimes(body, values)
     buffers = {v: Buffer(f"v{i}", tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
                          end=lifetimes[v][1]) for i, v in enumerate(values)}
-    held = _assembly_buffers(body, buffers)
+    held = _assembly_buffers(body, buffers) | _reinterpreted(body, buffers, outputs)
     stored = list(dict.fromkeys(held.get(v, v) for v in values))
     pooled = [buffers[v] for v in stored if v not in outputs and v not in in_lx and not _zeroed(v)]
     pool = solve(pooled, sum(round_up(b.size, alignment) for b in pooled), alignment, "bestfit")
@@ -694,6 +700,22 @@ def _assembly_buffers(body: func.FuncOp, buffers: dict[SSAValue, Buffer]) -> dic
         buffers[value] = Buffer(f"a{i}", tensor_layout(value.type).nbytes, uses + len(assembly.copies) - 1,
                                 start=pos[assembly.copies[0]], end=end)
         held.update((copy.result, value) for copy in assembly.copies)
+    return held
+
+
+def _reinterpreted(body: func.FuncOp, buffers: dict[SSAValue, Buffer],
+                   outputs: dict[SSAValue, int]) -> dict[SSAValue, SSAValue]:
+    """The result of each restickify that copies nothing (:func:`copies_nothing`) -> the value whose
+    buffer holds its operand: the result takes that buffer (and the copy its placement, so that the
+    storage trace runs nothing for it), which lives until the result's last read."""
+    held: dict[SSAValue, SSAValue] = {}
+    for op in body.walk():
+        if copies_nothing(op, tuple(outputs)):
+            storage = held.get(op.inputs[0], op.inputs[0])
+            kept, result = buffers[storage], buffers[op.result]
+            buffers[storage] = dataclasses.replace(kept, uses=kept.uses + result.uses - 1,
+                                                   end=max(kept.end, result.end))
+            held[op.result] = storage
     return held
 
 

@@ -1,7 +1,8 @@
 # Storage of every value (DESIGN §9, §10, §14): where each tensor a compute op
 # reads or writes lives once memory planning has placed it, traced through
-# scf.for nests (iter_args, extract/insert_slice windows, loop results) and
-# concatenation buffers.  Read by spyre-plan-memory, which answers the questions
+# scf.for nests (iter_args, extract/insert_slice windows, loop results),
+# concatenation buffers and restickifies placed in their operand's buffer (copies
+# that move no byte, which run nothing).  Read by spyre-plan-memory, which answers the questions
 # the trace asks (StoragePlanner: a fill's kernel argument, the fresh buffer a
 # loop accumulator ends in, a zeroed value's buffer) and records the answers,
 # and by spyre-lower-to-bundle, which reads them.  Reads the IR (placements,
@@ -23,7 +24,9 @@ affine in the loop induction variables add a byte stride per loop level.  A
 loop accumulator starting from a ``tensor.empty`` lives where its loop result
 ends: the output it is returned as, the window of an enclosing accumulator,
 else the buffer memory planning gave that loop result (its loop's ``spyre.buffers``).
-A ``spyre.fill`` lives in the kernel argument of its ``placement``: a constant,
+A restickify placed in its operand's buffer (memory planning's decision for a copy that moves no
+byte, :mod:`~spyre_mlir.analysis.reinterpret`) is its operand's bytes in its own layout: no op runs
+for it.  A ``spyre.fill`` lives in the kernel argument of its ``placement``: a constant,
 or the output its accumulator ends in (the runtime initialises that output).
 
 :class:`StorageTrace` walks a function in program order and asks a
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from xdsl.dialects import affine, arith, func, scf, tensor
@@ -57,8 +60,17 @@ from spyre_mlir.analysis.kernel_args import constant_name, fixed_argument_count,
     output_results, result_name
 from spyre_mlir.analysis.linear import Linear, affine_linear
 from spyre_mlir.analysis.loops import carried_argument, carried_init, carried_result, constant_index
+from spyre_mlir.analysis.reinterpret import copy_reinterprets
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import ComputeOp, FillOp, Memory, PlacementAttr, PlacementKind, tensor_layout
+from spyre_mlir.dialects.spyre import (
+    ComputeOp,
+    FillOp,
+    Memory,
+    PlacementAttr,
+    PlacementKind,
+    RestickifyOp,
+    tensor_layout,
+)
 from spyre_mlir.hardware import round_up
 from spyre_mlir.layout import StickLayout, device_offset
 
@@ -549,6 +561,21 @@ class StorageTrace:
         self.locs[op.result] = dest
         return Traced(op, (*locs, dest), depth)
 
+    def reinterpreted(self, op: ComputeOp) -> bool:
+        """True for a restickify memory planning placed in its operand's buffer (one that copies
+        nothing, :mod:`spyre_mlir.analysis.reinterpret`): its result is its operand's bytes read in
+        its own layout, and nothing runs for it."""
+        if not isinstance(op, RestickifyOp) or op.placement is None:
+            return False
+        source = self.loc_of(op.inputs[0])
+        if op.placement != source.storage.placement:
+            return False
+        if source.strides or not copy_reinterprets(op):
+            raise SpyreError("a restickify placed in its operand's buffer must copy nothing: its result's "
+                             "device bytes must be its operand's", op=op)
+        self.locs[op.result] = Loc(replace(source.storage, layout=tensor_layout(op.result.type)))
+        return True
+
     def block(self, block: Block, depth: int) -> list[Traced | TracedLoop]:
         items: list[Traced | TracedLoop] = []
         for op in block.ops:
@@ -566,7 +593,8 @@ class StorageTrace:
                 items.append(TracedLoop(ub, self.block(op.body.block, depth + 1)))
                 self.counts.pop()
             elif isinstance(op, ComputeOp):
-                items.append(self.compute(op, depth))
+                if not self.reinterpreted(op):
+                    items.append(self.compute(op, depth))
             elif self.planner is None:  # memory planning leaves what it does not place to the lowering
                 raise SpyreError(f"'{op.name}' cannot be lowered to the SDSC bundle: only compute ops "
                                  "(spyre.pointwise, reduce, matmul, restickify), spyre.fill and the scf.for "
