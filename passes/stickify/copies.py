@@ -577,11 +577,23 @@ class Copier(CopyMaker):
             copies.append(copy)
         return copies
 
+    def reads_inside_a_stick(self, copy: RestickifyOp) -> Read | None:
+        """The read of ``copy``'s storage when it is at one fixed position of a stick dim of more
+        than one element (a column ``x[:, 121]`` of a tensor sticked on its columns), which no
+        iteration dim of the copy labels; None otherwise."""
+        _, (read,), _ = op_reads(copy)
+        stick = self.plan.stick(read.storage)
+        if stick is None or value_shape(read.storage)[stick] == 1 or read.coords[stick].terms:
+            return None
+        return read
+
     def materialise_returned(self, ret: func.ReturnOp) -> None:
         """Copy here each returned view whose copy iterates padding its storage lacks, so that the
-        storage gets it, and each one whose copy would write the stick it drives tangled, through a
-        dim of one element (:meth:`write_through_unit_dim`); spyre-fold-views copies the others.
-        The copy is the kernel output."""
+        storage gets it; each one whose copy would write the stick it drives tangled, through a
+        dim of one element (:meth:`write_through_unit_dim`); and each one that reads one position
+        of its storage's stick (:meth:`reads_inside_a_stick`), from its storage restickified
+        onto a dim the copy iterates (:meth:`fix_operand`, as a compute op reading that view
+        would).  spyre-fold-views copies the others.  The copy is the kernel output."""
         for index, value in enumerate(ret.operands):
             if not isinstance(value.owner, ViewOp) or not value_shape(value):
                 continue
@@ -592,10 +604,13 @@ class Copier(CopyMaker):
                 self.restickifies.append(copy)
                 self.write_through_unit_dim(ret, index, copy, stick)
                 continue
-            if not missing_padding(self.plan, copy):
+            inside = self.reads_inside_a_stick(copy)
+            if inside is None and not missing_padding(self.plan, copy):
                 del self.plan.layouts[copy.result]
                 self.rewriter.erase_op(copy)
                 continue
+            if inside is not None and stick is not None:
+                self.fix_operand(copy, 0, inside, stick_driver(op_reads(copy)[2][stick]))
             ret.operands[index] = copy.result
             self.settle_copy(copy, self.plan.layouts[copy.result])
             self.restickifies.append(copy)

@@ -159,6 +159,11 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "repeated_rows_concatenated": lambda: (
         lambda x, y: torch.cat([torch.zeros(2, 64, dtype=x.dtype), x[:, None].expand(8, 2, 64).reshape(16, 64), y]) * 2.0,
         _inputs({"R": 8, "C": 64, "S": 4}, "RC", "SC")),
+    "returned_column_of_a_computed_value": lambda: (
+        lambda x, y: (y - x).t()[121], _inputs({"A": 4, "G": 256}, "AG", "AG")),
+    "returned_column_and_repeated_transpose": lambda: (
+        lambda x, y: (lambda v: (v.t()[121], v.t()[:, None].expand(256, 2, 4).reshape(512, 4)))(
+            (y - x).to(torch.bfloat16)), _inputs({"A": 4, "G": 256}, "AG", "AG")),
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
@@ -388,3 +393,14 @@ def test_a_repeating_view_concatenated_is_copied_whole(imported, tmp_path):
     full buffer must be the result of a compute op").  A piece's copy now copies every element
     (``NodeEmitter.copy``)."""
     _check("repeated_rows_concatenated", imported, tmp_path, (1, 4))
+
+
+@pytest.mark.parametrize("name", ["returned_column_of_a_computed_value", "returned_column_and_repeated_transpose"])
+def test_a_returned_column_of_a_value_sticked_on_its_columns_matches_eager(name, imported, tmp_path):
+    """``(y - x).t()[121]`` of [4, 256] values, returned: its copy read column 121 of a storage
+    sticked on its columns, a stick coordinate no iteration dim labels, and the lowering refused it
+    (``the stick dim of operand #0 is not indexed by any iteration dim``; bench/fuzz.py, 5 of 300
+    programs at seed 52903).  spyre-stickify now copies such a returned view from its storage
+    restickified onto the rows the copy iterates, as it does for a compute op reading it
+    (``Copier.reads_inside_a_stick``)."""
+    _check(name, imported, tmp_path, (1, 4, 31))
