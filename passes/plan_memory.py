@@ -89,6 +89,7 @@ from spyre_mlir.dialects.spyre import (
     PlacementAttr,
     PlacementKind,
     PointwiseOp,
+    RestickifyOp,
     ViewOp,
     expr_range,
     target_config,
@@ -615,7 +616,8 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
        accumulator that ends in an output takes the output, and the buffer a
        loop accumulator ends in when that is no output or window of another
        is a constant (when a fill or padding needs initialising) or a fresh
-       pool block above the others.
+       pool block above the others.  A restickify that copies nothing of a
+       loop's result (:func:`_sharing_loop_buffers`) takes that loop's buffer.
     """
     outputs = output_arguments(body)
     copies = [(v, copy) for v in _values(body) if (copy := _insert_copy_out(v)) is not None]
@@ -623,7 +625,11 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
     for value, copy in copies:
         if value not in in_lx:
             _remove_copy_out(value, copy)
-    values = [v for v in _values(body) if not isinstance(v.op, FillOp)]  # a fill's buffer is a constant (7.)
+    shared = _sharing_loop_buffers(body, outputs)
+    for copy in shared:
+        copy.properties.pop("placement", None)
+    # A fill's buffer is a constant, a shared copy's its loop's (7.).
+    values = [v for v in _values(body) if not isinstance(v.op, FillOp) and v.op not in shared]
     lifetimes = _lifetimes(body, values)
     buffers = {v: Buffer(f"v{i}", tensor_layout(v.type).nbytes, lifetimes[v][2], start=lifetimes[v][0],
                          end=lifetimes[v][1]) for i, v in enumerate(values)}
@@ -644,7 +650,7 @@ def plan_memory(body: func.FuncOp, lx_limit: int, solver: str = AUTO,
             placement = PlacementAttr(PlacementKind.POOL, pool[buffers[storage].name])
         v.op.placement = placement
         planned.append(PlannedValue(v, buffers[storage], lx_sizes.get(v), placement))
-    _place_buffers(body, alignment)
+    _place_buffers(body, alignment, shared)
     return planned
 
 
@@ -660,7 +666,12 @@ class _BufferPlanner:
     """
 
     first_constant: int
+    shared: set[Operation]
+    """Restickifies that move no byte of a loop's result and take that result's buffer."""
     constants: list[Constant] = field(default_factory=list)
+
+    def shares_operand_buffer(self, copy: Operation) -> bool:
+        return copy in self.shared
 
     def buffer(self, holders: Sequence[Operation], tensor_type: TensorType, fill: float | None,
                counts: tuple[int, ...], pool_end: int) -> PlacementAttr:
@@ -674,14 +685,15 @@ class _BufferPlanner:
         return placement
 
 
-def _place_buffers(body: func.FuncOp, alignment: int) -> None:
+def _place_buffers(body: func.FuncOp, alignment: int, shared: set[Operation]) -> None:
     """Trace where every value lives (:class:`StorageTrace`) and give the values no placement
-    covers their buffers (:class:`_BufferPlanner`); the constants go to ``spyre.constants``."""
+    covers their buffers (:class:`_BufferPlanner`), and the copies of ``shared`` their loop's;
+    the constants go to ``spyre.constants``."""
     for op in body.walk():
         if isinstance(op, scf.ForOp):
             op.attributes.pop(BUFFERS_ATTR, None)
     body.attributes.pop(CONSTANTS_ATTR, None)
-    planner = _BufferPlanner(fixed_argument_count(body))
+    planner = _BufferPlanner(fixed_argument_count(body), shared)
     StorageTrace(body, alignment, planner).run()
     if planner.constants:
         body.attributes[CONSTANTS_ATTR] = ArrayAttr(c.to_attr() for c in planner.constants)
@@ -710,13 +722,21 @@ def _reinterpreted(body: func.FuncOp, buffers: dict[SSAValue, Buffer],
     storage trace runs nothing for it), which lives until the result's last read."""
     held: dict[SSAValue, SSAValue] = {}
     for op in body.walk():
-        if copies_nothing(op, tuple(outputs)):
+        if copies_nothing(op, tuple(outputs)) and isinstance(op.inputs[0].owner, ComputeOp):
             storage = held.get(op.inputs[0], op.inputs[0])
             kept, result = buffers[storage], buffers[op.result]
             buffers[storage] = dataclasses.replace(kept, uses=kept.uses + result.uses - 1,
                                                    end=max(kept.end, result.end))
             held[op.result] = storage
     return held
+
+
+def _sharing_loop_buffers(body: func.FuncOp, outputs: dict[SSAValue, int]) -> set[Operation]:
+    """The restickifies that copy nothing (:func:`copies_nothing`) of a loop's result: each takes the
+    buffer of that result, a fresh pool block above every other (or a constant), which no value
+    shares; the storage trace places it there (:meth:`_BufferPlanner.shares_operand_buffer`)."""
+    return {op for op in body.walk() if isinstance(op, RestickifyOp) and isinstance(op.inputs[0].owner, scf.ForOp)
+            and copies_nothing(op, tuple(outputs))}
 
 
 def check_lx_solver(lx_solver: str, who: str) -> None:

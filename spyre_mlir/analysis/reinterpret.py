@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.ir import OpResult
 from xdsl.ir.affine import AffineMap
 
@@ -56,13 +56,13 @@ def copy_reinterprets(copy: RestickifyOp) -> bool:
 
 def copies_nothing(copy: ComputeOp, outputs: Sequence[object] = ()) -> bool:
     """True when ``copy`` is a restickify memory planning drops: it reinterprets (:func:`copy_reinterprets`)
-    a compute result of the function's body, runs in no loop, and neither its operand nor its
-    result is one of ``outputs`` (the function's returned values), which live in kernel arguments
-    of their own."""
+    a compute result or a loop result of the function's body (a tiled writer's, assembled in its
+    loop's buffer), runs in no loop, and neither its operand nor its result is one of ``outputs``
+    (the function's returned values), which live in kernel arguments of their own."""
     if not isinstance(copy, RestickifyOp) or not isinstance(copy.parent_op(), func.FuncOp):
         return False
     source = copy.inputs[0]
-    return isinstance(source, OpResult) and isinstance(source.op, ComputeOp) \
+    return isinstance(source, OpResult) and isinstance(source.op, ComputeOp | scf.ForOp) \
         and source.op.parent_block() is copy.parent_block() and source not in outputs \
         and copy.result not in outputs and copy_reinterprets(copy)
 

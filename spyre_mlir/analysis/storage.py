@@ -208,6 +208,11 @@ class StoragePlanner(Protocol):
         The placement is recorded on each of ``holders``."""
         ...
 
+    def shares_operand_buffer(self, copy: Operation) -> bool:
+        """True when ``copy``, a restickify that moves no byte of a loop's result, takes the buffer
+        of that result (decided by memory planning, placed by the trace once the loop's buffer is)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Traced:
@@ -565,10 +570,12 @@ class StorageTrace:
         """True for a restickify memory planning placed in its operand's buffer (one that copies
         nothing, :mod:`spyre_mlir.analysis.reinterpret`): its result is its operand's bytes read in
         its own layout, and nothing runs for it."""
-        if not isinstance(op, RestickifyOp) or op.placement is None:
+        if not isinstance(op, RestickifyOp):
             return False
         source = self.loc_of(op.inputs[0])
-        if op.placement != source.storage.placement:
+        if self.planner is not None and self.planner.shares_operand_buffer(op):
+            op.placement = source.storage.placement
+        if op.placement is None or op.placement != source.storage.placement:
             return False
         if source.strides or not copy_reinterprets(op):
             raise SpyreError("a restickify placed in its operand's buffer must copy nothing: its result's "

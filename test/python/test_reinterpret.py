@@ -3,7 +3,7 @@
 Attention's output ``[1, H, L, D]``, read as ``[L, H * D]`` by the output projection, is copied
 because a matmul cannot read K through ``k floordiv D``, ``k mod D``.  Laid out ``H, D-sticks, L``
 its bytes already are the copy's: fold-views orders the cast that writes it so, memory planning
-gives the copy's result the cast's buffer, and no copy runs.  The decision is checked against
+gives the copy's result the cast's buffer (its loop's, when the cast is tiled), and no copy runs.  The decision is checked against
 enumerating every element, and the programs it drops a copy from against eager.
 """
 
@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.analysis.reinterpret import reinterprets
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import RestickifyOp
@@ -100,14 +101,29 @@ class ProjectedAndReturnedHeads(ProjectedHeads):
         return self.o_proj(heads.transpose(1, 2).reshape(attn.shape[2], -1)), heads
 
 
+class TiledHeads(ProjectedHeads):
+    """The same, the cast tiled over the tokens (a ``tiles`` hint): it writes its loop's buffer."""
+
+    def forward(self, attn: torch.Tensor) -> torch.Tensor:
+        with spyre_hint(tiles={"L": 2}):
+            heads = attn.to(torch.float16)
+        return self.o_proj(heads.transpose(1, 2).reshape(attn.shape[2], -1))
+
+
 def projected(cls: type[ProjectedHeads], heads: int, head_dim: int):
-    return lambda: (cls(heads, head_dim, 256), (torch.randn(1, heads, 64, head_dim),))
+    def factory():
+        for name, size in (("B", 1), ("H", heads), ("L", 64), ("D", head_dim)):
+            declare_tensor_dim(name, size)
+        attn = name_tensor_dims(torch.randn(1, heads, 64, head_dim), ["B", "H", "L", "D"])
+        return cls(heads, head_dim, 256), (attn,)
+    return factory
 
 
 PROGRAMS = {
     "heads_of_128": projected(ProjectedHeads, 4, 128),
     "heads_of_64": projected(ProjectedHeads, 4, 64),
     "heads_returned": projected(ProjectedAndReturnedHeads, 4, 128),
+    "heads_tiled": projected(TiledHeads, 4, 128),
 }
 imported = ImportedPrograms(PROGRAMS)
 
@@ -118,7 +134,7 @@ def _copies(out) -> int:
 
 
 @pytest.mark.parametrize("cores", [1, 4, 32])
-@pytest.mark.parametrize("name", ["heads_of_128", "heads_of_64"])
+@pytest.mark.parametrize("name", ["heads_of_128", "heads_of_64", "heads_tiled"])
 def test_the_projected_attention_output_is_read_in_place_and_matches_eager(name, cores, tmp_path):
     compile_and_check(name, cores, tmp_path / "out", imported)
     assert _copies(tmp_path / "out") == 0
