@@ -47,7 +47,6 @@ from spyre_mlir.passes.stickify.drivers import (
     BROADCAST,
     dim_order,
     dims_driven_by,
-    driven_stick,
     nested_dims,
     splits_stick,
     stick_driver,
@@ -60,6 +59,7 @@ from spyre_mlir.passes.stickify.plan import (
     padded_dims,
     value_layout,
     value_shape,
+    view_stick,
     with_layout,
 )
 
@@ -310,12 +310,14 @@ class CopyMaker:
 
     def copy_view(self, value: SSAValue, before: Operation) -> RestickifyOp:
         """A ``spyre.restickify`` copy of the view ``value``, inserted before ``before``, its layout
-        in the plan (not fixed): sticked like the view, on the dim that drives its storage's stick."""
+        in the plan (not fixed): sticked like the view (:func:`view_stick`), as spyre-fold-views
+        would stick it."""
         rank = len(value_shape(value))
         read = read_through_views(value, [dim(i) for i in range(rank)], list(value_shape(value)))
         storage_stick = self.plan.stick(read.storage)
         copy = materialise_view(self.rewriter, value, before, storage_stick)
-        self.plan.layouts[copy.result] = value_layout(value, driven_stick(read.coords, storage_stick, rank))
+        assert isinstance(value.owner, ViewOp)
+        self.plan.layouts[copy.result] = value_layout(value, view_stick(value.owner, storage_stick))
         return copy
 
 

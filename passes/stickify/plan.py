@@ -208,16 +208,24 @@ def whole_stick_dims(assembly: Assembly) -> list[int]:
 
 
 def view_layout(view: ViewOp) -> StickLayout:
-    """A view's layout: sticked on the view dim that drives its storage's stick coordinate, read
-    through the whole chain of views (a chain that divides dims and merges them again drives it
-    through no single link); else on the one that drives its source's."""
+    """A view's layout, once its storage's is written: sticked on :func:`view_stick`."""
+    read = read_through_views(view.result, [dim(i) for i in range(len(value_shape(view.result)))],
+                              list(value_shape(view.result)))
+    return value_layout(view.result, view_stick(view, tensor_layout(read.storage.type).stick_dim))
+
+
+def view_stick(view: ViewOp, storage_stick: int | None) -> int | None:
+    """The stick dim of a view whose storage is sticked on ``storage_stick``: the view dim that
+    drives the storage's stick coordinate, read through the whole chain of views (a chain that
+    divides dims and merges them again drives it through no single link); else the one that
+    drives its source's (a view's, recursively); else the innermost."""
     space = value_shape(view.result)
     if not space:
-        return value_layout(view.result, None)
+        return None
     read = read_through_views(view.result, [dim(i) for i in range(len(space))], list(space))
-    driver = stick_driver(read.coords[stick]) if (stick := tensor_layout(read.storage.type).stick_dim) is not None \
-        else None
+    driver = stick_driver(read.coords[storage_stick]) if storage_stick is not None else None
     if driver not in (None, BROADCAST):
-        return value_layout(view.result, driver)
-    coords = map_coords(view.map.data, space)
-    return value_layout(view.result, driven_stick(coords, tensor_layout(view.source.type).stick_dim, len(space)))
+        return driver
+    source = view.source.owner
+    source_stick = view_stick(source, storage_stick) if isinstance(source, ViewOp) else storage_stick
+    return driven_stick(map_coords(view.map.data, space), source_stick, len(space))

@@ -164,6 +164,9 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "returned_column_and_repeated_transpose": lambda: (
         lambda x, y: (lambda v: (v.t()[121], v.t()[:, None].expand(256, 2, 4).reshape(512, 4)))(
             (y - x).to(torch.bfloat16)), _inputs({"A": 4, "G": 256}, "AG", "AG")),
+    "returned_unsqueeze_of_a_reduction_over_the_stick": lambda: (
+        lambda x: x.t().to(torch.float16).amax(0).unsqueeze(-1),
+        (name_tensor_dims(torch.rand(32, 160) * 0.5 - 0.25, ["N", "rows"]),)),
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
@@ -404,3 +407,17 @@ def test_a_returned_column_of_a_value_sticked_on_its_columns_matches_eager(name,
     restickified onto the rows the copy iterates, as it does for a compute op reading it
     (``Copier.reads_inside_a_stick``)."""
     _check(name, imported, tmp_path, (1, 4, 31))
+
+
+def test_a_returned_view_of_a_sparse_reduction_result_is_padded_as_its_copy_reads_it(imported, tmp_path):
+    """``x.t().half().amax(0).unsqueeze(-1)`` of an x [32, 160]: the amax over the stick is sparse,
+    [1, 32] sticked on its dim of one element, and the returned [32, 1] is sticked on its 32
+    entries.  spyre-stickify chose the copy of that view on the fallback of the whole chain (the
+    innermost dim, of one element), found no padding missing and left the copy to
+    spyre-fold-views, which sticks it as the view (on its 32 entries, padded to a stick of 64): it
+    then read the amax result past its 32 entries and the lowering refused it (``bench/fuzz.py
+    --seed 61117``).  Both now stick it alike (``view_stick``), so spyre-stickify pads the amax
+    result for it."""
+    declare_tensor_dim("N", 32)
+    declare_tensor_dim("rows", 160)
+    _check("returned_unsqueeze_of_a_reduction_over_the_stick", imported, tmp_path, (1, 4, 25))
