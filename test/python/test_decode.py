@@ -53,12 +53,12 @@ def test_a_decode_step_with_the_past_as_inputs_matches_eager(model, cores, tmp_p
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
-@pytest.mark.parametrize("model, cores", zip(ONE_TOKEN, [4, 32]), ids=lambda m: getattr(m, "name", m))
+@pytest.mark.parametrize("model, cores", list(zip(ONE_TOKEN, [4, 32])), ids=lambda m: getattr(m, "name", m))
 def test_a_prefill_of_one_token_matches_eager(model, cores, tmp_path):
     compile_and_check(model.name, cores, tmp_path / "out", imported)
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning")
-@pytest.mark.parametrize("model, cores", zip(TWO_BATCHES, [4, 32, 1]), ids=lambda m: getattr(m, "name", m))
+@pytest.mark.parametrize("model, cores", list(zip(TWO_BATCHES, [4, 32, 1])), ids=lambda m: getattr(m, "name", m))
 def test_a_prefill_of_two_batches_at_partial_sticks_matches_eager(model, cores, tmp_path):
     compile_and_check(model.name, cores, tmp_path / "out", imported)
