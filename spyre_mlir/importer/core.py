@@ -11,7 +11,8 @@
 
 Recipe of :func:`import_program`:
 
-1. ``run_decompositions()`` (default core-ATen table).
+1. Decomposition into core ATen ops by :func:`decomposition_table` (node by node, each distinct
+   node traced once, :mod:`~spyre_mlir.importer.decompose`; else ``run_decompositions()``).
 2. One block argument per placeholder, with ``spyre.role``, ``spyre.name``
    (``spyre.target`` for parameters/buffers) and ``spyre.dims``.
 3. Per ``call_function`` node: look its target up in the ATen table and call the
@@ -564,7 +565,7 @@ def import_program(exported_program: torch.export.ExportedProgram, *, named_dims
     with quiet_torch():
         ep = exported_program
         if decompose:
-            with phase("decompose", says="decomposing it into core ATen ops (torch's run_decompositions)"):
+            with phase("decompose", says="decomposing it into core ATen ops"):
                 ep = repair.decompose(exported_program, decomposition_table())
         with phase("import", says="importing it into the spyre dialect"):
             return _Importer(ep, named_dims, func_name, renumber_hints, exported_program).run()

@@ -32,6 +32,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from spyre_mlir.diagnostics import SpyreError, first_line
+from spyre_mlir.importer.decompose import decompose_by_node
 from spyre_mlir.importer.locations import user_frame
 
 
@@ -164,12 +165,16 @@ def _flat_inputs(program: torch.export.ExportedProgram) -> Iterator[None]:
 
 
 def decompose(program: torch.export.ExportedProgram, table: dict[Any, Any]) -> torch.export.ExportedProgram:
-    """``program.run_decompositions(table)`` after :func:`rebind_buffer_aliases` and
-    :func:`drop_empty_concatenands`, with the inputs flattened where a pytree node of the model's
-    structures them; a failure of torch's is one :class:`SpyreError` naming what torch raised,
-    located at the model's forward."""
+    """``program`` decomposed by ``table`` after :func:`rebind_buffer_aliases` and
+    :func:`drop_empty_concatenands`: node by node (:func:`~spyre_mlir.importer.decompose.decompose_by_node`),
+    else by ``program.run_decompositions(table)`` with the inputs flattened where a pytree node of
+    the model's structures them; a failure of torch's is one :class:`SpyreError` naming what torch
+    raised, located at the model's forward."""
     rebind_buffer_aliases(program)
     drop_empty_concatenands(program)
+    by_node = decompose_by_node(program, table)
+    if by_node is not None:
+        return by_node
     try:
         with ExitStack() as flat:
             if _custom_structure(program.call_spec.in_spec):

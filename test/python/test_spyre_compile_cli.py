@@ -293,7 +293,7 @@ def test_progress_names_every_phase_of_a_model_compile(tmp_path, monkeypatch):
         "spyre-compile: importing torch",
         f"spyre-compile: building the model of {spec}",
         "spyre-compile: exporting it with torch.export",
-        "spyre-compile: decomposing it into core ATen ops (torch's run_decompositions)",
+        "spyre-compile: decomposing it into core ATen ops",
         "spyre-compile: importing it into the spyre dialect",
         *(f"spyre-compile: {name} ({i}/{len(COMPILE_STAGES)})" for i, name in enumerate(COMPILE_STAGES, 1)),
         f"spyre-compile: writing {tmp_path / 'out'}"]
