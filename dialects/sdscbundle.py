@@ -17,6 +17,7 @@ Its operands are untyped in the text: they are always ``index``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, NoneAttr, StringAttr, i64
@@ -110,6 +111,13 @@ class InputArgExtractOp(IRDLOperation):
         super().__init__(operands=[arg], result_types=[IndexType()])
 
 
+@functools.lru_cache(maxsize=4096)
+def i64_attr(value: int) -> IntegerAttr:
+    """``IntegerAttr(value, i64)``, shared: a bundle repeats the same few integers (symbol ids,
+    the integers of its op specs), and building one verifies it."""
+    return IntegerAttr(value, i64)
+
+
 @irdl_op_definition
 class SdscExecuteOp(IRDLOperation):
     """Run one SDSC JSON file with its symbols bound to the operands.
@@ -127,7 +135,7 @@ class SdscExecuteOp(IRDLOperation):
                  attributes: dict[str, Attribute] | None = None):
         super().__init__(operands=[args], attributes=attributes, properties={
             "sdsc_filename": StringAttr(sdsc_filename),
-            "symbol_ids": ArrayAttr(IntegerAttr(i, i64) for i in symbol_ids)})
+            "symbol_ids": ArrayAttr(i64_attr(i) for i in symbol_ids)})
 
     def get_symbol_ids(self) -> tuple[int, ...]:
         """The symbol id each operand binds, in operand order."""

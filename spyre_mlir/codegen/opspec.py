@@ -30,6 +30,7 @@ id), empty for LX.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -46,6 +47,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
+
+from spyre_mlir.dialects.sdscbundle import i64_attr
 
 OP_SPEC_ATTR = "op_spec"
 """Name of the attribute that carries the OpSpec on ``sdscbundle.sdsc_execute``."""
@@ -115,15 +118,41 @@ class OpSpec:
         return n
 
     def to_attr(self) -> DictionaryAttr:
-        """The ``op_spec`` dictionary attribute."""
-        return _to_attr(self)
+        """The ``op_spec`` dictionary attribute (remembered as this spec's, for :meth:`from_attr`)."""
+        attr = _to_attr(self)
+        _BUILT.remember(attr, self)
+        return attr
 
     @classmethod
     def from_attr(cls, attr: Attribute) -> OpSpec:
-        """Read an ``op_spec`` attribute back."""
+        """Read an ``op_spec`` attribute back: the spec it was built from, while that attribute
+        lives (the writer of a compile), else its contents."""
+        built = _BUILT.get(attr)
+        if built is not None:
+            return built
         data = _from_attr(attr)
         args = tuple(ArgSpec(**_typed(ArgSpec, a)) for a in data.pop("args"))
         return cls(args=args, **_typed(cls, data))
+
+
+class _BuiltSpecs:
+    """The OpSpec each live ``op_spec`` attribute was built from, by the attribute's identity:
+    attributes are immutable, so the spec is what reading the attribute back gives, and
+    hashing a whole spec's attribute would cost what reading it does."""
+
+    def __init__(self) -> None:
+        self._specs: dict[int, tuple[weakref.ref[Attribute], OpSpec]] = {}
+
+    def remember(self, attr: Attribute, spec: OpSpec) -> None:
+        key = id(attr)
+        self._specs[key] = (weakref.ref(attr, lambda _: self._specs.pop(key, None)), spec)
+
+    def get(self, attr: Attribute) -> OpSpec | None:
+        found = self._specs.get(id(attr))
+        return found[1] if found is not None and found[0]() is attr else None
+
+
+_BUILT = _BuiltSpecs()
 
 
 def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -134,33 +163,38 @@ def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 def _to_attr(value: Any) -> Attribute:
     """The attribute of an OpSpec value: records and mappings become dictionaries, tuples arrays."""
+    kind = type(value)
+    if kind is int:
+        return i64_attr(value)
+    if kind is str:
+        return _string_attr(value)
+    if kind is tuple or kind is list:
+        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return DenseArrayBase(i64, BytesAttr(i64.pack(value)))  # from_list, without its per-value checks
+        if any(isinstance(v, int) for v in value):
+            raise TypeError(f"mixed list {value}")
+        return ArrayAttr(_to_attr(v) for v in value)
+    if kind is OpSpec or kind is ArgSpec:
+        return DictionaryAttr({f.name: _to_attr(getattr(value, f.name)) for f in fields(value)})
     if isinstance(value, Attribute):
         return value
-    if isinstance(value, (OpSpec, ArgSpec)):
-        return DictionaryAttr({f.name: _to_attr(getattr(value, f.name)) for f in fields(value)})
     if isinstance(value, bool):
         raise TypeError("booleans are not OpSpec values")
     if isinstance(value, int):
-        return _i64_attr(value)
+        return i64_attr(value)
     if isinstance(value, float):
         return FloatAttr(value, f64)
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, Mapping):
         return DictionaryAttr({k: _to_attr(v) for k, v in value.items()})
-    if isinstance(value, (tuple, list)):
-        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            return DenseArrayBase(i64, BytesAttr(i64.pack(value)))  # from_list, without its per-value checks
-        if any(isinstance(v, int) for v in value):
-            raise TypeError(f"mixed list {value}")
-        return ArrayAttr(_to_attr(v) for v in value)
     raise TypeError(f"not an OpSpec value: {value!r}")
 
 
 @functools.lru_cache(maxsize=4096)
-def _i64_attr(value: int) -> IntegerAttr:
-    """``IntegerAttr(value, i64)``, shared: OpSpecs repeat the same few integers."""
-    return IntegerAttr(value, i64)
+def _string_attr(value: str) -> StringAttr:
+    """``StringAttr(value)``, shared: OpSpecs repeat the same labels and names."""
+    return StringAttr(value)
 
 
 def _from_attr(attr: Attribute) -> Any:
