@@ -325,6 +325,8 @@ INTERRUPTED_WHILE_WRITING = textwrap.dedent("""\
     from pathlib import Path
     from spyre_mlir.tools.spyre_compile import main
 
+    # As from a terminal: a suite started in the background (`cmd &`) passes SIGINT on ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     write_text, rename = Path.write_text, os.rename
 
     def interrupt(what):
