@@ -162,30 +162,29 @@ def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _to_attr(value: Any) -> Attribute:
-    """The attribute of an OpSpec value: records and mappings become dictionaries, tuples arrays."""
-    kind = type(value)
-    if kind is int:
+    """The attribute of an OpSpec value: records and mappings become dictionaries, tuples arrays.
+
+    Concrete types are tested first, in the order a spec holds them most; the abstract
+    ``Attribute`` and ``Mapping`` last, their tests being the slow ones.
+    """
+    if isinstance(value, bool):
+        raise TypeError("booleans are not OpSpec values")
+    if isinstance(value, int):
         return i64_attr(value)
-    if kind is str:
-        return _string_attr(value)
-    if kind is tuple or kind is list:
+    if isinstance(value, str):
+        return _string_attr(value) if type(value) is str else StringAttr(value)
+    if isinstance(value, (tuple, list)):
         if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             return DenseArrayBase(i64, BytesAttr(i64.pack(value)))  # from_list, without its per-value checks
         if any(isinstance(v, int) for v in value):
             raise TypeError(f"mixed list {value}")
         return ArrayAttr(_to_attr(v) for v in value)
-    if kind is OpSpec or kind is ArgSpec:
+    if isinstance(value, (OpSpec, ArgSpec)):
         return DictionaryAttr({f.name: _to_attr(getattr(value, f.name)) for f in fields(value)})
-    if isinstance(value, Attribute):
-        return value
-    if isinstance(value, bool):
-        raise TypeError("booleans are not OpSpec values")
-    if isinstance(value, int):
-        return i64_attr(value)
     if isinstance(value, float):
         return FloatAttr(value, f64)
-    if isinstance(value, str):
-        return StringAttr(value)
+    if isinstance(value, Attribute):
+        return value
     if isinstance(value, Mapping):
         return DictionaryAttr({k: _to_attr(v) for k, v in value.items()})
     raise TypeError(f"not an OpSpec value: {value!r}")
@@ -193,7 +192,7 @@ def _to_attr(value: Any) -> Attribute:
 
 @functools.lru_cache(maxsize=4096)
 def _string_attr(value: str) -> StringAttr:
-    """``StringAttr(value)``, shared: OpSpecs repeat the same labels and names."""
+    """``StringAttr(value)`` of a plain string, shared: OpSpecs repeat the same labels and names."""
     return StringAttr(value)
 
 

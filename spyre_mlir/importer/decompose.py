@@ -218,7 +218,7 @@ class _Decomposer:
     def _trace(self, op: Any, leaves: list[Any], spec: Any, values: list[torch.Tensor]) -> torch.fx.GraphModule:
         """``op`` on ``leaves`` (tensors like ``values`` where a leaf is a node) through the table."""
         with self.fake_mode:
-            examples = [torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device) for v in values]
+            examples = [_empty_like(v) for v in values]
 
         def call(*tensors: torch.Tensor) -> Any:
             it = iter(tensors)
@@ -238,7 +238,12 @@ class _Decomposer:
         if getattr(value, "fake_mode", None) is self.fake_mode:
             return value
         with self.fake_mode:
-            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+            return _empty_like(value)
+
+
+def _empty_like(value: torch.Tensor) -> torch.Tensor:
+    """A tensor of ``value``'s shape, strides, dtype and device (in the active fake mode)."""
+    return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
 
 
 def _base_name(graph: torch.fx.Graph, target: Any) -> str:
