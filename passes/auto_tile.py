@@ -253,5 +253,5 @@ class AutoTilePass(ModulePass):
     """spyre-plan-memory's LX solver in the stages that price a candidate."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with shared_decisions(target_config(op)):  # the clones' work divisions differ only around a tiling
+        with shared_decisions():  # the clones' work divisions differ only around a tiling
             auto_tile(op, self.max_candidates, self.span_tiling, self.lx_solver)

@@ -305,7 +305,7 @@ def pad_dims(module: ModuleOp, lx_solver: str = "auto") -> bool:
     padded = module.clone()
     if not _pad_candidates(padded, cores):
         return False
-    with shared_decisions(target_config(module)):  # the two plans differ only around the padding
+    with shared_decisions():  # the two plans differ only around the padding
         without = _predicted_ns(module.clone(), lx_solver)
         try:
             with_padding = _predicted_ns(padded, lx_solver)

@@ -83,9 +83,9 @@ planning may put it.  The inputs of one such decision are few and explicit
 (:meth:`DivisionPlan.pricing_inputs`, :meth:`DivisionPlan.trial_inputs`: the op's structure, its
 neighbours' structures and splits, where their tensors live or what decides it), so a decision
 whose inputs equal an earlier one's is taken from it (:meth:`DivisionPlan.alike`): the second
-layer of a model onwards is decided as the first was without being priced again, and the clones
-spyre-auto-tile and spyre-pad-dims price share their decisions
-(:func:`~spyre_mlir.analysis.decisions.shared_decisions`).
+layer of a model onwards is decided as the first was without being priced again, and within one
+compile the clones spyre-auto-tile and spyre-pad-dims price and the module divided after them
+share their decisions (:func:`~spyre_mlir.analysis.decisions.shared_decisions`).
 
 An op that reads a table through an index (``embedding``, ``index_select``;
 DESIGN §15) divides its work by the index entries only: the table's data dims
@@ -113,7 +113,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.decisions import TakenDecisions, active_decisions
+from spyre_mlir.analysis.decisions import taken_decisions
 from spyre_mlir.analysis.cost import CostReport, division_ns, division_traffic
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.residency import LxShares
@@ -382,8 +382,8 @@ class DivisionPlan:
         self._lifetimes: dict[SSAValue, range] = {}
         self._settled: dict[SSAValue, Memory] = {}
         self._kinds: dict[ComputeOp, int] = {}
-        shared = active_decisions()
-        self._taken = shared if shared is not None and shared.config == config else TakenDecisions(config)
+        self._value_kinds: dict[OpResult, tuple[object, ...]] = {}
+        self._taken = taken_decisions(config)
         self.decisions = 0
         """Decisions made through :meth:`alike`."""
         self.reused = 0
@@ -448,8 +448,25 @@ class DivisionPlan:
             return None
         key = (value, *(trial.get(op) or self.splits.get(op) for op in holders))
         if key not in self._share_of:
-            self._share_of[key] = self._shares.share(value, dict(zip(holders, key[1:])).get)
+            alike = (self._value_kind(value), *key[1:])
+            shares = self._taken.shares
+            if alike in shares:
+                self._share_of[key] = shares[alike]
+            else:
+                self._share_of[key] = shares[alike] = self._shares.share(value, dict(zip(holders, key[1:])).get)
         return self._share_of[key]
+
+    def _value_kind(self, value: OpResult) -> tuple[object, ...]:
+        """Everything :func:`~spyre_mlir.analysis.residency.lx_share` of ``value`` reads but the
+        splits: the :meth:`kind` of its writer and readers, and which reader reads it as which
+        operand.  Values of one kind have one share, split for split (the same value in two layers,
+        or in two clones)."""
+        if value not in self._value_kinds:
+            holders = self._shares.holders(value)
+            position = {holder: i for i, holder in enumerate(holders)}
+            self._value_kinds[value] = (tuple(self.kind(h) for h in holders),
+                                        tuple((position[reader], index) for reader, index in self._shares.reads(value)))
+        return self._value_kinds[value]
 
     def memory(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> Memory:
         """Where ``value`` lives when the ops of ``trial`` take its splits."""
@@ -485,7 +502,13 @@ class DivisionPlan:
         memories = tuple(self.memory(v, trial) if v in moved else self._settled_memory(v) for v in self.tensors(op))
         key = (op, splits, memories)
         if key not in self._prices:
-            self._prices[key] = division_ns(self.problem(op), splits, memories, iterations(op) > 1)
+            alike = (self.kind(op), splits, memories)
+            prices = self._taken.prices
+            if alike in prices:
+                self._prices[key] = prices[alike]
+            else:
+                self._prices[key] = prices[alike] = division_ns(self.problem(op), splits, memories,
+                                                                iterations(op) > 1)
         return self._prices[key]
 
     def kind(self, op: ComputeOp) -> int:

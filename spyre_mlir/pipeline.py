@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 
+from spyre_mlir.analysis.decisions import shared_decisions
 from spyre_mlir.analysis.kernel_args import check_kernel_names
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.gc_tuning import fewer_collections
@@ -136,9 +137,10 @@ class SpyreCompilePass(ModulePass):
         check_options(self.cores, self.lx_solver, self.lx_fraction)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for stage in compile_stages(self.cores, self.span_tiling, self.lx_solver, self.lx_fraction,
-                                    self.stage_inputs, self.auto_tile):
-            stage.apply(ctx, op)
+        with shared_decisions():
+            for stage in compile_stages(self.cores, self.span_tiling, self.lx_solver, self.lx_fraction,
+                                        self.stage_inputs, self.auto_tile):
+                stage.apply(ctx, op)
 
 
 @dataclass(frozen=True)
@@ -185,17 +187,18 @@ def run_stages(module: ModuleOp, options: CompileOptions, log: TextIO = sys.stde
     timings = []
     stages = compile_stages(options.cores, options.span_tiling, options.lx_solver, options.lx_fraction,
                             options.stage_inputs, options.auto_tile)
-    for number, stage in enumerate(stages, 1):
-        if planned is not None and stage.name == COMPILE_STAGES[-1]:
-            planned(module)
-        start = time.perf_counter()
-        with phase(stage.name, says=f"{stage.name} ({number}/{len(stages)})"):
-            stage.apply(ctx, module)
-        timings.append((stage.name, time.perf_counter() - start))
-        if options.verify_each:
-            verify_located(module)
-        if options.print_ir_after_all:
-            write_ir_dump(log, stage.name, module)
+    with shared_decisions():  # the clones the stages price and the module divide alike
+        for number, stage in enumerate(stages, 1):
+            if planned is not None and stage.name == COMPILE_STAGES[-1]:
+                planned(module)
+            start = time.perf_counter()
+            with phase(stage.name, says=f"{stage.name} ({number}/{len(stages)})"):
+                stage.apply(ctx, module)
+            timings.append((stage.name, time.perf_counter() - start))
+            if options.verify_each:
+                verify_located(module)
+            if options.print_ir_after_all:
+                write_ir_dump(log, stage.name, module)
     with phase("verify"):
         verify_located(module)
     return timings

@@ -21,10 +21,11 @@ that core's stick.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
-from xdsl.ir import OpResult
+from xdsl.ir import Block, OpResult, Operation
 
 from spyre_mlir.analysis.work import Regions, WorkProblem, problem_regions, work_problem
 from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
@@ -109,7 +110,8 @@ class _Facts(NamedTuple):
     holders: tuple[ComputeOp, ...]
     """The writer, then each reader once."""
     reads: tuple[tuple[ComputeOp, int], ...]
-    """Each use: the reader and the operand index it reads the value as."""
+    """Each use: the reader and the operand index it reads the value as, in program order (not in
+    the order of the value's uses, which is its history's: a clone lists them otherwise)."""
     reduction_dims: tuple[int, ...]
     """The writer's."""
     layout: StickLayout
@@ -128,6 +130,13 @@ class LxShares:
         self._regions: dict[tuple[ComputeOp, int, tuple[int, ...]], Regions] = {}
         self._written: dict[tuple[OpResult, tuple[int, ...]], int | None] = {}
         self._read_own: dict[tuple[ComputeOp, int, tuple[int, ...], tuple[int, ...]], bool] = {}
+        self._block_positions: dict[Block | None, dict[Operation, int]] = {}
+
+    def _positions(self, block: Block | None) -> dict[Operation, int]:
+        """The position of each op of ``block`` in it."""
+        if block not in self._block_positions:
+            self._block_positions[block] = {op: i for i, op in enumerate(block.ops)} if block else {}
+        return self._block_positions[block]
 
     def problem(self, op: ComputeOp) -> WorkProblem:
         """``op``'s :func:`work_problem`, kept per op: the ops stay as they are, so a pricing loop
@@ -149,7 +158,9 @@ class LxShares:
             self._facts[value] = None
             if isinstance(writer, ComputeOp) and may_write_lx(writer) and lx_readers(value):
                 layout = tensor_layout(value.type)
-                reads = tuple((u.operation, u.index) for u in value.uses)
+                position = self._positions(writer.parent_block())
+                reads = tuple(sorted(((u.operation, u.index) for u in value.uses),
+                                     key=lambda read: (position[read[0]], read[1])))
                 self._facts[value] = _Facts((writer, *dict.fromkeys(r for r, _ in reads)), reads,
                                             writer.reduction_dims(), layout, layout.nbytes)
         return self._facts[value]
@@ -198,6 +209,8 @@ class LxShares:
                    writer_splits: tuple[int, ...]) -> bool:
         """Whether ``reader`` under its splits reads operand ``index`` on each core in the sticks the
         writer under its splits wrote there."""
+        if math.prod(reader_splits) != math.prod(writer_splits):
+            return False  # one box per core: the two ops run on different numbers of cores
         key = (reader, index, reader_splits, writer_splits)
         if key not in self._read_own:
             written = self.regions(facts.holders[0], len(facts.holders[0].inputs), writer_splits)

@@ -1,17 +1,21 @@
 """Repeated layers are planned once: spyre-work-division takes a decision priced before for an op
-whose pricing inputs are equal (``DivisionPlan.alike``), within one plan and across the clones
-spyre-auto-tile and spyre-pad-dims price (``shared_decisions``), and the plan is the one pricing
-every op again gives, on transformers models and the example decoder, on 1, 4 and 32 cores."""
+whose pricing inputs are equal (``DivisionPlan.alike``), within one plan and across every work
+division of a compile (the clones spyre-auto-tile and spyre-pad-dims price, then the module:
+``shared_decisions``), and the prices and LX shares of ops and values of one kind once; the plan
+is the one pricing every op again gives, on transformers models and the example decoder, on 1, 4
+and 32 cores."""
 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
 import torch
 import transformers
 
+from spyre_mlir.analysis.decisions import TakenDecisions
 from spyre_mlir.dialects.spyre import ComputeOp
 from spyre_mlir.importer import load_factory
 from spyre_mlir.mlir_text import make_context
@@ -68,6 +72,16 @@ def _never_alike(self, key, decide):
     return decide()
 
 
+class _Forgetful(dict):
+    """A cache that never holds anything: every price and share is computed for its own op."""
+
+    def __contains__(self, key):
+        return False
+
+    def __setitem__(self, key, value):
+        pass
+
+
 @pytest.mark.parametrize(("name", "cores"), [(name, cores) for name in sorted(PROGRAMS)
                                              for cores in CORES.get(name, [1, 4, 32])])
 def test_decisions_taken_alike_are_the_decisions_priced_again(name, cores, monkeypatch):
@@ -76,6 +90,22 @@ def test_decisions_taken_alike_are_the_decisions_priced_again(name, cores, monke
     priced, priced_splits = _plan(name, cores)
     assert splits == priced_splits
     assert reused == priced
+
+
+@pytest.mark.parametrize(("name", "cores"), [(name, cores) for name in sorted(PROGRAMS)
+                                             for cores in CORES.get(name, [4, 32])])
+def test_prices_and_shares_taken_by_kind_are_those_computed_again(name, cores, monkeypatch):
+    shared, splits = _plan(name, cores)
+    original = TakenDecisions.__init__
+
+    def forgetful(self, config):
+        original(self, config)
+        self.prices, self.shares = _Forgetful(), _Forgetful()
+
+    monkeypatch.setattr(TakenDecisions, "__init__", forgetful)
+    computed, computed_splits = _plan(name, cores)
+    assert splits == computed_splits
+    assert shared == computed
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -105,6 +135,10 @@ def test_the_clones_a_pass_prices_share_their_decisions(name, stage):
     label = next(label for label, _ in timings.rows() if label.startswith(stage + " ("))
     taken = int(label.split("taken from an op priced alike ")[1].rstrip(")"))
     assert taken > 0, label
+    # The module is divided after the clones, as the one that won: every decision is taken from it.
+    label = next(label for label, _ in timings.rows() if label.startswith("spyre-work-division ("))
+    decisions, taken = (int(n) for n in re.findall(r"\d+", label))
+    assert taken == decisions > 0, label
 
 
 def _attached(module):
