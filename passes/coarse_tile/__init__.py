@@ -103,13 +103,14 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from spyre_mlir.analysis.assembly import assembled_by
+from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, target_config
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.passes.coarse_tile.emit import emit_nodes
@@ -117,7 +118,7 @@ from spyre_mlir.passes.coarse_tile.groups import Group, clear_interlopers, find_
 from spyre_mlir.passes.coarse_tile.nest import Emitter, TilingResult, build_loop_nest
 from spyre_mlir.passes.coarse_tile.schedule import Level, LoopNode, schedule, strip_tiles
 from spyre_mlir.passes.coarse_tile.span import span_levels
-from spyre_mlir.passes.coarse_tile.tiles import TileRegion, Window, tile_type
+from spyre_mlir.passes.coarse_tile.tiles import TileRegion, Window, tile_box, tile_region, tile_type
 
 __all__ = [
     "CoarseTilePass", "tile_group", "tile_hinted_groups", "tile_span_overflows",
@@ -133,6 +134,9 @@ def tile_group(builder: Builder, ops: Sequence[ComputeOp], levels: Sequence[Leve
     Returns the loops, the per-tile ops and the replacement of every result
     used after the group.
     """
+    members = set(ops)
+    for op in ops:
+        _check_whole_result(op, members)
     result = TilingResult()
     emitter = Emitter(builder, result)
     # 1. The schedule tree and each op's enclosing loops.
@@ -147,7 +151,6 @@ def tile_group(builder: Builder, ops: Sequence[ComputeOp], levels: Sequence[Leve
     emitter.paths = paths
     emit_nodes(emitter, root, (), scope, {})
     # 4. Replace the group's results used after it by the full values, erase the originals.
-    members = set(ops)
     for op in ops:
         if any(use.operation not in members for use in op.result.uses):
             window = scope[op.result]
@@ -158,6 +161,23 @@ def tile_group(builder: Builder, ops: Sequence[ComputeOp], levels: Sequence[Leve
         op.detach()
         op.erase()
     return result
+
+
+def _check_whole_result(op: ComputeOp, members: set[ComputeOp]) -> None:
+    """Refuse to tile ``op`` when its result is a slice of the region it writes (a matmul computing
+    every column of a result narrowed to some, the others written into the result's padding) and
+    something other than a compute op reads it after the group (a function result): the loop
+    gives the whole region, which compute ops read as the slice, but which would be returned
+    whole."""
+    users = [u.operation for u in op.result.uses
+             if u.operation not in members and not isinstance(u.operation, ComputeOp)]
+    written = list(tile_region(op, op.get_indexing_maps()[-1], tile_box(op, ())).sizes)
+    assert isinstance(op.result.type, TensorType)
+    shape = list(op.result.type.get_shape())
+    if users and written != shape:
+        raise SpyreError(f"'{op.name}' op: cannot tile it: it computes {written} and its result is the slice "
+                         f"{shape} of that (the rest written into the result's padding), which '{users[0].name}' "
+                         f"reads; tiled, it would read all {written}: leave the op out of the tiles hint", op=op)
 
 
 def tile_hinted_groups(func: FuncOp) -> list[TilingResult]:
