@@ -556,16 +556,18 @@ class Copier(CopyMaker):
 
     def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
         """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
-        that the op pads, and each one that shares a coordinate between a dim the op pads and
-        another (``h * 32 + d`` with ``d`` padded to a stick of 64: the padding would read the
-        next head), and each one :meth:`misread`: the copy is the tensor the op reads, so it is the one :meth:`pad` pads
+        that the op steps along a dim it pads (its storage may reach that far where the view's own
+        layout, which the copy would take, does not: row 3 of an fp32 tensor cast to fp16), each
+        one that shares a coordinate between a dim the op pads and another (``h * 32 + d`` with
+        ``d`` padded to a stick of 64: the padding would read the next head), and each one
+        :meth:`misread`: the copy is the tensor the op reads, so it is the one :meth:`pad` pads
         (the view's storage needs nothing).  A copy reading its storage tangled reads it sticked
         otherwise (:meth:`untangle_source`: GPT-NeoX's rotary part, 16 of each 64-element head of
         a fused QKV projection).  Returns the copies."""
         _, reads, _ = op_reads(op)
         padded = set(padded_dims(self.plan, op))
         copied = {i for i, read in enumerate(reads) if read.views and nested_dims(read.coords) & padded}
-        copied |= {i for i, read, _ in missing_padding(self.plan, op) if i < len(op.inputs) and read.views
+        copied |= {i for i, read in enumerate(reads) if read.views and {stick_driver(c) for c in read.coords} & padded
                    and copy_reason(op, i, self.plan.layouts.__getitem__) is not None}
         copied |= {i for i, read in enumerate(reads) if read.views and self.misread(read)}
         copies = []

@@ -49,6 +49,17 @@ def _nested(outer: dict[str, int], inner: dict[str, int], fn: Callable[..., Any]
     return kernel
 
 
+def _sliced_matmul(then: Callable[[Any], Any]) -> Callable[..., Any]:
+    """A float32 matmul of 8 columns tiled over its rows, of which ``then`` reads the first 3: the
+    matmul computes all 8, into the padding of its result of 3."""
+    def kernel(x: torch.Tensor, w: torch.Tensor) -> Any:
+        w = w.float()
+        with spyre_hint(tiles={"D": 4}):
+            product = x.float() @ w
+        return then(product[..., :3])
+    return kernel
+
+
 def _transposed_softmaxes(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     first = torch.softmax(x.t(), dim=-1)
     return first, torch.softmax(first.t(), dim=-1)
@@ -167,6 +178,10 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "returned_unsqueeze_of_a_reduction_over_the_stick": lambda: (
         lambda x: x.t().to(torch.float16).amax(0).unsqueeze(-1),
         (name_tensor_dims(torch.rand(32, 160) * 0.5 - 0.25, ["N", "rows"]),)),
+    "row_of_a_cast_cast_back": lambda: (
+        lambda x: x.float()[3].half(), _inputs({"R": 77, "C": 77}, "RC")),
+    "tiled_matmul_read_as_a_column_slice": lambda: (
+        _sliced_matmul(lambda y: y.to(torch.bfloat16)), _inputs({"D": 256, "U": 77, "K": 8}, "DU", "UK")),
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
@@ -421,3 +436,34 @@ def test_a_returned_view_of_a_sparse_reduction_result_is_padded_as_its_copy_read
     declare_tensor_dim("N", 32)
     declare_tensor_dim("rows", 160)
     _check("returned_unsqueeze_of_a_reduction_over_the_stick", imported, tmp_path, (1, 4, 25))
+
+
+def test_a_row_of_an_fp32_value_cast_to_fp16_is_copied_with_the_padding_the_cast_reads(imported, tmp_path):
+    """``x.float()[3].half()`` of an x [77, 77]: the cast to fp16 iterates 128 elements (two fp16
+    sticks), which the fp32 value reaches (its own cast from fp16 padded it so), but the copy of
+    row 3, made by spyre-fold-views in the layout of the view (96 elements), did not: the lowering
+    refused it (``bench/fuzz.py --seed 31337``, 2 of 300).  spyre-stickify now makes that copy
+    itself, so it is the tensor padded for the cast (``Copier.copy_padded_views``)."""
+    _check("row_of_a_cast_cast_back", imported, tmp_path, (1, 4))
+
+
+def test_a_tiled_matmul_read_as_a_slice_of_its_columns_keeps_its_padding(imported, tmp_path):
+    """``(x.float() @ w)[..., :3]`` cast to bfloat16, the matmul tiled over its rows: the matmul
+    computes its 8 columns into the padding of a result of 3, and the loop's buffer of the 8 had
+    them unpadded, so the cast, iterating a bfloat16 stick of 64, read 64 fp32 elements of 32:
+    the lowering refused it (``bench/fuzz.py --seed 80417``, 5 of 300).  spyre-coarse-tile now
+    keeps the padding of a region written past the result (``tile_type``)."""
+    _check("tiled_matmul_read_as_a_column_slice", imported, tmp_path, (1, 4, 17))
+
+
+def test_a_tiled_matmul_returning_a_slice_of_its_columns_is_refused(tmp_path):
+    """The same matmul whose slice is returned: the loop's buffer of all 8 columns replaced the
+    returned slice of 3, and the program compiled to an output of the wrong shape.  spyre-coarse-tile
+    now refuses to tile it, with a located error."""
+    from spyre_mlir.pipeline import compile
+
+    inputs = _inputs({"D": 256, "U": 77, "K": 8}, "DU", "UK")
+    with pytest.raises(SpyreError, match=r"cannot tile it: it computes \[256, 8\] and its result is the slice "
+                                         r"\[256, 3\] of that .* which 'func.return' reads"):
+        compile(_sliced_matmul(lambda y: y), inputs, cores=4, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
