@@ -14,7 +14,7 @@ assembly's buffer may take are fixed by the plan of their storage.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import tensor
@@ -145,7 +145,7 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
     outermost dim (:func:`nest_rows`), so that the nest's labels describe its extent: a hidden
     dim of 160 padded to 192 for a reader is padded to 240.
     """
-    _, reads, result = op_reads(op)
+    space, reads, result = op_reads(op)
     tensors = [*reads, Read(op.result, tuple(result), ())]
     padded = padded_dims(plan, op)
     needs = []
@@ -159,6 +159,7 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
                 driver, step = coord.terms[0][0].pos, coord.terms[0][1]  # every step-th element
             reach = extents[j] if j != layout.stick_dim else round_up(extents[j], layout.elems_per_stick)
             needed = round_up(step * (padded[driver] - 1) + 1 + coord.const, step) if driver in padded else 0
+            needed = max(needed, _nest_reach(coord, padded, space))
             if needed > reach:  # whole steps: a strided dim is labelled in steps (op_spec's gap dim)
                 extents[j] = needed
             if extents[j] > layout.host_shape[j]:
@@ -168,6 +169,18 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
             needs.append((index, read, stick_layout(layout.host_shape, layout.dtype, layout.dim_order,
                                                     padded_shape=extents)))
     return needs
+
+
+def _nest_reach(coord: Linear, padded: Mapping[int, int], space: Sequence[int]) -> int:
+    """How far a coordinate that nests iteration dims (``d1 * 4 + d0``) reaches when each dim runs
+    over its padded extent (``padded``, else its extent in ``space``), as the lowering addresses it;
+    0 for another coordinate or when no dim of it is padded.  A padded outer dim of a nest (96
+    columns of a transpose, padded to a stick of 128, each repeated 4 times) reaches past the
+    rows the nest holds (512, not 384)."""
+    dims = [(atom.pos, k) for atom, k in coord.terms if isinstance(atom, Dim)]
+    if len(coord.terms) < 2 or len(dims) < len(coord.terms) or not any(d in padded for d, _ in dims):
+        return 0
+    return coord.const + sum(k * (padded.get(d, space[d]) - 1) for d, k in dims if k > 0) + 1
 
 
 def nest_rows(read: Read) -> list[int]:

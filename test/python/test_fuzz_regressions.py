@@ -178,6 +178,8 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "returned_unsqueeze_of_a_reduction_over_the_stick": lambda: (
         lambda x: x.t().to(torch.float16).amax(0).unsqueeze(-1),
         (name_tensor_dims(torch.rand(32, 160) * 0.5 - 0.25, ["N", "rows"]),)),
+    "rows_of_a_transpose_repeated": lambda: (
+        lambda x: torch.tanh(x.t()[:, None].expand(96, 4, 96).reshape(384, 96)), _inputs({"R": 96, "C": 96}, "RC")),
     "row_of_a_cast_cast_back": lambda: (
         lambda x: x.float()[3].half(), _inputs({"R": 77, "C": 77}, "RC")),
     "tiled_matmul_read_as_a_column_slice": lambda: (
@@ -467,3 +469,12 @@ def test_a_tiled_matmul_returning_a_slice_of_its_columns_is_refused(tmp_path):
                                          r"\[256, 3\] of that .* which 'func.return' reads"):
         compile(_sliced_matmul(lambda y: y), inputs, cores=4, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_copy_repeating_rows_of_a_padded_dim_pads_its_result_rows(imported, tmp_path):
+    """``tanh(x.t()[:, None].expand(96, 4, 96).reshape(384, 96))``: the returned copy writes row
+    ``4 * c + r`` for column ``c`` of the transpose, which it iterates padded to a stick (128), so
+    it reaches row 511 of a result of 384 rows, and the lowering refused it (``bench/fuzz.py --seed
+    31337``, 3 of 300).  spyre-stickify now pads a tensor indexed by a nest of dims as far as the
+    nest reaches over their padded extents (``missing_padding``)."""
+    _check("rows_of_a_transpose_repeated", imported, tmp_path, (1, 4, 32))
