@@ -96,7 +96,7 @@ changes nothing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
@@ -106,6 +106,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from spyre_mlir.analysis.linear import Linear
 from spyre_mlir.analysis.reinterpret import reinterprets
 from spyre_mlir.analysis.views import (
     Dim,
@@ -161,8 +162,30 @@ def fold_op(rewriter: Rewriter, op: ComputeOp, result: FoldViewsResult) -> None:
         op.set_indexing(ix.space, ix.maps())
         if names is not None:
             op.properties["dims"] = split_names(names, ix.splits)
+        _pad_nested_rows(rewriter, op, ix.coords[-1])
         result.folded.append(op)
         return
+
+
+def _pad_nested_rows(rewriter: Rewriter, op: ComputeOp, written: Sequence[Linear]) -> None:
+    """Pad each dim of ``op``'s result that a split made a row-major nest (``77 * d1 + d0`` of a
+    [308] result folded from a [4, 77] view) to whole rows of its outermost term, when its padding
+    (for a reader that steps along it: 320 rows) is not: the SDSC labels the nest's outer dim by
+    rows, so its extent must be a whole number of them (385).  A result something other than a
+    compute op or a view reads keeps its type."""
+    if not all(isinstance(use.operation, ComputeOp | ViewOp) for use in op.result.uses):
+        return
+    layout = tensor_layout(op.result.type)
+    padded = list(layout.padded_host_shape)
+    for j, coord in enumerate(written):
+        if len(coord.terms) > 1 and j != layout.stick_dim:
+            rows = max(k for _, k in coord.terms)
+            padded[j] = round_up(padded[j], rows)
+    if padded != list(layout.padded_host_shape):
+        assert isinstance(op.result.type, TensorType)
+        rewriter.replace_value_with_new_type(op.result, TensorType(
+            op.result.type.get_element_type(), op.result.type.get_shape(),
+            layout_attr(stick_layout(layout.host_shape, layout.dtype, layout.dim_order, padded_shape=padded))))
 
 
 def fold_views(module: ModuleOp) -> FoldViewsResult:

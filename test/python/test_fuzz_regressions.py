@@ -180,6 +180,8 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
         (name_tensor_dims(torch.rand(32, 160) * 0.5 - 0.25, ["N", "rows"]),)),
     "rows_of_a_transpose_repeated": lambda: (
         lambda x: torch.tanh(x.t()[:, None].expand(96, 4, 96).reshape(384, 96)), _inputs({"R": 96, "C": 96}, "RC")),
+    "sum_of_flattened_rows": lambda: (
+        lambda x: x.view(308, 160).sum(-1), _inputs({"A": 4, "B": 77, "C": 160}, "ABC")),
     "row_of_a_cast_cast_back": lambda: (
         lambda x: x.float()[3].half(), _inputs({"R": 77, "C": 77}, "RC")),
     "tiled_matmul_read_as_a_column_slice": lambda: (
@@ -478,3 +480,12 @@ def test_a_copy_repeating_rows_of_a_padded_dim_pads_its_result_rows(imported, tm
     31337``, 3 of 300).  spyre-stickify now pads a tensor indexed by a nest of dims as far as the
     nest reaches over their padded extents (``missing_padding``)."""
     _check("rows_of_a_transpose_repeated", imported, tmp_path, (1, 4, 32))
+
+
+def test_a_reduction_over_flattened_rows_pads_them_to_whole_rows_of_the_nest(imported, tmp_path):
+    """``x.view(308, 160).sum(-1)`` of an x [4, 77, 160], no hints: spyre-fold-views splits the 308
+    rows into 4 x 77 to read x in place, so the reduction writes row ``77 * d1 + d0`` of a result
+    its returned copy had padded to 320 rows, no whole number of 77-row blocks, and the lowering
+    refused it (``bench/fuzz.py --seed 90001``, 5 of 300).  The split now pads the rows to 385
+    (``_pad_nested_rows``)."""
+    _check("sum_of_flattened_rows", imported, tmp_path, (1, 4, 32))
