@@ -200,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seconds per layer, {a} to {b} layers: {before:.3f}; {b} to {c}: {after:.3f} "
               f"(target: no more: {'met' if met['linear']['met'] else 'missed'})")
     if args.json:
-        Path(args.json).write_text(json.dumps({"model": args.model, "tokens": args.tokens, "cores": args.cores, "cold": cold.as_json(),
+        Path(args.json).write_text(json.dumps({"model": args.model, "tokens": args.tokens, "cores": args.cores,
+                                               "cold": cold.as_json(),
                                                "rows": [r.as_json() for r in rows], "targets": met},
                                               indent=2) + "\n")
     return 0
