@@ -1,6 +1,6 @@
 # spyre-plan-memory (DESIGN §4 stage 6, §9): LX allocation, the HBM pool and every
 # other buffer.  Reads every compute op's result: its users (liveness in program
-# order), its type's layout (device bytes), `core_splits` of its writer and
+# order), its type's layout (device bytes), `core_splits` and `core_replicas` of its writer and
 # readers (per-core slices), the function's returned values (kernel arguments)
 # and the module's `#spyre.target` (LX fraction: the usable LX per core).
 # Writes `placement` on every compute op and `spyre.fill`: `#spyre.placement<lx,
@@ -9,7 +9,8 @@
 # own; the function attribute `spyre.constants` (the constant
 # kernel arguments: fills, zeroed values, such buffers); and inserts a
 # `spyre.pointwise "identity"` copy-out after a loop-body value kept in LX that
-# also leaves its loop.  The copies of an assembly's pieces
+# also leaves its loop; removes `core_replicas` from a writer whose result gets no
+# LX.  The copies of an assembly's pieces
 # (spyre_mlir.analysis.assembly, torch.cat) all get their buffer's one HBM
 # placement, and a restickify that copies nothing (spyre_mlir.analysis.reinterpret)
 # its operand's.  The solvers (`solve`) need no IR.
@@ -553,20 +554,31 @@ def _lifetimes(body: func.FuncOp, values: Sequence[OpResult]) -> dict[SSAValue, 
 
 def _place_in_lx(body: func.FuncOp, outputs: dict[SSAValue, int], lx_limit: int, solver: str,
                  alignment: int) -> tuple[dict[SSAValue, int], dict[SSAValue, int | None]]:
-    """LX offsets of the values ``solver`` placed, and the per-core LX size of every value (None: not eligible)."""
+    """LX offsets of the values ``solver`` placed, and the per-core LX size of every value (None: not eligible).
+
+    A replicated writer (``core_replicas``) whose result gets no LX loses its replicas, and the
+    values are placed again: its cores would otherwise write one slice of an HBM tensor several
+    times, and read its operands where the replicas' boxes put them."""
     values = _values(body)
     lifetimes = _lifetimes(body, values)
     names = {v: f"v{i}" for i, v in enumerate(values)}
-    shares = LxShares()
-    lx_sizes = {v: None if v in outputs or _zeroed(v) else shares.share(v) for v in values}
-    candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
-                         in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
-                  for v in values if (size := lx_sizes[v]) is not None]
-    saved = {names[v]: tensor_layout(v.type).nbytes * lifetimes[v][2] for v in values if lx_sizes[v] is not None}
-    placements = [solve(candidates, lx_limit, alignment, name) for name in (SOLVERS if solver == AUTO else (solver,))]
-    placed = max(placements, key=lambda p: sum(saved[name] for name, offset in p.items() if offset is not None))
-    offsets = {v: offset for v in values if (offset := placed.get(names[v])) is not None}
-    return offsets, lx_sizes
+    while True:
+        shares = LxShares()
+        lx_sizes = {v: None if v in outputs or _zeroed(v) else shares.share(v) for v in values}
+        candidates = [Buffer(names[v], size, lifetimes[v][2], start=lifetimes[v][0], end=lifetimes[v][1],
+                             in_place_parents=_in_place_parents(v, names, lx_sizes, lifetimes))
+                      for v in values if (size := lx_sizes[v]) is not None]
+        saved = {names[v]: tensor_layout(v.type).nbytes * lifetimes[v][2] for v in values if lx_sizes[v] is not None}
+        placements = [solve(candidates, lx_limit, alignment, name)
+                      for name in (SOLVERS if solver == AUTO else (solver,))]
+        placed = max(placements, key=lambda p: sum(saved[name] for name, offset in p.items() if offset is not None))
+        offsets = {v: offset for v in values if (offset := placed.get(names[v])) is not None}
+        unplaced = [v for v in values if isinstance(v.op, ComputeOp) and v.op.get_core_replicas() > 1
+                    and v not in offsets]
+        if not unplaced:
+            return offsets, lx_sizes
+        for v in unplaced:
+            del v.op.properties["core_replicas"]
 
 
 def _zeroed(value: OpResult) -> bool:

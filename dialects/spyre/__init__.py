@@ -24,7 +24,7 @@ scope), ``#spyre.placement`` (where a value lives), ``#spyre.target`` (the machi
 a module is compiled for, the module attribute ``spyre.target``: read it with
 :func:`target_config`, write it with :func:`attach_target`).  Compute ops optionally carry
 ``dims`` (names per iteration dim), ``core_splits`` (cores per iteration dim),
-``placement`` (of the result), ``hints``, and explicit ``indexing_maps`` /
+``core_replicas`` (cores computing each slice, into their own LX), ``placement`` (of the result), ``hints``, and explicit ``indexing_maps`` /
 ``iteration_space`` written by view folding.
 """
 

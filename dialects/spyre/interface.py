@@ -1,7 +1,8 @@
 # The compute-op interface of the `spyre` dialect: what every pass reads of a
 # compute op (iteration space, indexing maps, reduction dims, op func, indirect
 # reads, scalar inputs) and its optional properties (`dims`, `core_splits`,
-# `placement`, `hints`, explicit `indexing_maps` / `iteration_space`).  Reads
+# `core_replicas`, `placement`, `hints`, explicit `indexing_maps` /
+# `iteration_space`).  Reads
 # compute ops; writes explicit indexing (set_indexing).
 """``ComputeOp``: the interface every Spyre compute op implements, and its shared verifier."""
 
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DenseArrayBase, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, TensorType, i64
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, opt_prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
@@ -74,6 +75,7 @@ class ComputeOp(IRDLOperation):
 
     dims = opt_prop_def(ArrayAttr[ArrayAttr[StringAttr]])
     core_splits = opt_prop_def(DenseArrayBase.constr(i64))
+    core_replicas = opt_prop_def(IntegerAttr.constr(type=i64))
     placement = opt_prop_def(PlacementAttr)
     hints = opt_prop_def(ArrayAttr[HintAttr])
     indexing_maps = opt_prop_def(ArrayAttr[AffineMapAttr])
@@ -155,6 +157,12 @@ class ComputeOp(IRDLOperation):
         """Cores per iteration dim, once work division has decided them."""
         return None if self.core_splits is None else tuple(self.core_splits.get_values())
 
+    def get_core_replicas(self) -> int:
+        """Cores that compute each work slice (``core_replicas``, 1 when absent): an op replicated
+        ``r`` times runs on ``r`` times the product of its ``core_splits``, each group of ``r``
+        consecutive cores computing one slice into each core's own LX."""
+        return 1 if self.core_replicas is None else self.core_replicas.value.data
+
     def get_dim_names(self) -> tuple[tuple[str, ...], ...] | None:
         """Dimension names per iteration dim, once propagated."""
         if self.dims is None:
@@ -207,3 +215,8 @@ class ComputeOp(IRDLOperation):
         splits = self.get_core_splits()
         if splits is not None and any(s <= 0 for s in splits):
             raise VerifyException(f"core_splits must be positive, got {list(splits)}")
+        if self.core_replicas is not None:
+            if self.get_core_replicas() < 2:
+                raise VerifyException(f"core_replicas must be at least 2, got {self.get_core_replicas()}")
+            if splits is None:
+                raise VerifyException("core_replicas needs core_splits")

@@ -103,8 +103,11 @@ class _SpecBuilder(OpLabels):
     def splits(self, sizes: Sequence[int]) -> list[int]:
         splits = list(self.op.get_core_splits() or (1,) * len(self.op.get_iteration_space() or (1,)))
         splits += [1] * (len(self.space) - len(splits))
-        if math.prod(splits) > self.cores:
-            raise self.error(f"core_splits {splits} need {math.prod(splits)} cores, only {self.cores} available")
+        replicas = self.op.get_core_replicas()
+        if math.prod(splits) * replicas > self.cores:
+            times = f" times core_replicas {replicas}" if replicas > 1 else ""
+            raise self.error(f"core_splits {splits}{times} need {math.prod(splits) * replicas} cores, "
+                             f"only {self.cores} available")
         for i, (size, split) in enumerate(zip(sizes, splits)):
             if size % split:
                 raise self.error(f"core split {split} does not divide the padded size {size} of "
@@ -163,9 +166,13 @@ class _SpecBuilder(OpLabels):
         self.check_result_keeps(tensors[self.out], sizes, splits)
         order = slice_order(self.op) or (0,)  # a rank-0 op iterates one 1-element dim
         order = (*order, *range(len(order), len(self.space)))  # the gap dim, last
-        cores = math.prod(splits)
+        replicas = self.op.get_core_replicas()
+        if replicas > 1 and tensors[self.out].access.memory is not Memory.LX:
+            raise self.error(f"it is replicated on {replicas} cores per slice (core_replicas), which only a "
+                             "result in each core's LX allows; its result is in HBM")
+        cores = math.prod(splits) * replicas
         per_core = [s // n for s, n in zip(sizes, splits)]
-        starts = [[i * p for i, p in zip(sl, per_core)] for sl in core_to_slice(splits, order, cores)]
+        starts = [[i * p for i, p in zip(sl, per_core)] for sl in core_to_slice((*splits, replicas), order, cores)]
         ds_types = self.ds_types(tensors)
         args = []
         positions = sdsc_tensors(self.op)
@@ -201,7 +208,7 @@ class _SpecBuilder(OpLabels):
             "label": self.labels[self.entry_dim()]}
         return OpSpec(op_func=self.func.name, sdsc_op=self.sdsc_op(tensors[0]), ex_unit=self.func.ex_unit,
                       kind=self.func.kind.value, labels=self.labels, sizes=tuple(sizes),
-                      valid_sizes=tuple(self.space), splits=tuple(splits),
+                      valid_sizes=tuple(self.space), splits=tuple(splits), replicas=replicas,
                       slice_order=tuple(self.labels[d] for d in order),
                       args=tuple(args), consts=consts, mask=mask, indirect=indirect)
 

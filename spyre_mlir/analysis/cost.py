@@ -80,7 +80,7 @@ from xdsl.ir import SSAValue
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, output_results
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
-from spyre_mlir.analysis.work import WorkProblem, work_problem
+from spyre_mlir.analysis.work import WorkProblem, core_division, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.figures import figures_table
@@ -375,7 +375,7 @@ class OpCost:
     runs: int
     """Executions: the trip counts of the loops around it."""
     cores: int
-    """The cores one execution runs on: the product of its ``core_splits``."""
+    """The cores one execution runs on: the product of its ``core_splits`` and ``core_replicas``."""
     traffic: Traffic
     """Over all executions."""
     ns: float
@@ -407,6 +407,9 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
     Each core moves its slice of each tensor (:func:`slice_bytes`); an operand is
     read by every core, an LX result written by every core, an HBM result once
     per distinct slice (the partial results of a split reduction combine into one).
+    ``splits`` is a division (:func:`~spyre_mlir.analysis.work.core_division`): the
+    cores of a replicated op read the same slices, which is a matmul's replicated read
+    or another op's shared read, and compute each slice once per replica.
     A matmul operand in HBM of which each core reads a slice no other core reads
     is a streamed read when it :func:`streams`.
     """
@@ -431,7 +434,8 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
                 shared += (cores - distinct) * nbytes
         else:
             moved[memory][1] += (cores if memory is Memory.LX else distinct) * nbytes
-    macs = math.prod(problem.sizes) if problem.matmul else 0
+    replicas = math.prod(splits[len(problem.sizes):])  # a replicated op computes each slice that often
+    macs = math.prod(problem.sizes) * replicas if problem.matmul else 0
     (hbm_read, hbm_written), (lx_read, lx_written) = moved[Memory.HBM], moved[Memory.LX]
     row_stored = hbm_written if problem.tied else 0
     return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared, row_stored, streamed)
@@ -452,7 +456,7 @@ def op_traffic(op: ComputeOp, problem: WorkProblem, locs: Sequence[Loc],
     """One execution's traffic of ``op`` (its :func:`work_problem` is ``problem``) whose tensors
     (operands, then result) live at ``locs``, the cores it runs on and the highest LX byte offset it
     writes on a core."""
-    splits = op.get_core_splits() or (1,) * len(problem.sizes)
+    splits = core_division(op)
     traffic = division_traffic(problem, splits, [loc.storage.memory for loc in locs], facts)
     result = locs[-1].storage
     lx_peak = 0
@@ -479,7 +483,7 @@ def price(items: Sequence[Traced | TracedLoop], facts: CostFacts = SPYRE_FACTS) 
     for traced, runs, tiled in _executions(items):
         problem = work_problem(traced.op)
         traffic, cores, lx_peak = op_traffic(traced.op, problem, traced.locs, facts)
-        splits = traced.op.get_core_splits() or (1,) * len(problem.sizes)
+        splits = core_division(traced.op)
         ns = division_ns(problem, splits, [loc.storage.memory for loc in traced.locs], tiled, facts)
         costs.append(OpCost(traced.op, runs, cores, traffic.times(runs), runs * ns, lx_peak))
     return costs

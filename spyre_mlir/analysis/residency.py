@@ -15,7 +15,9 @@ sticks along the stick dim).  A broadcast read qualifies when the reader
 broadcasts along a dim its cores do not divide (RMS norm's row statistics,
 split by rows like the rows they scale); a reduction over the stick writes
 one element per stick and its readers read the whole stick, which is still
-that core's stick.
+that core's stick.  A replicated writer (``core_replicas``) computes each slice on
+a group of cores, each into its own LX: a reader's core reads what the writer
+wrote on that core, the same rule.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from typing import NamedTuple
 
 from xdsl.ir import Block, OpResult, Operation
 
-from spyre_mlir.analysis.work import Regions, WorkProblem, problem_regions, work_problem
+from spyre_mlir.analysis.work import Regions, WorkProblem, core_division, problem_regions, work_problem
 from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
 
 SplitsOf = Callable[[ComputeOp], "tuple[int, ...] | None"]
-"""An op's split (``core_splits``), or None for an op not divided yet."""
+"""An op's division (:func:`~spyre_mlir.analysis.work.core_division`: its ``core_splits``, then any
+replica count), or None for an op not divided yet."""
 
 
 def may_write_lx(writer: ComputeOp) -> bool:
@@ -61,7 +64,7 @@ def lx_readers(value: OpResult) -> bool:
 
 
 def _own_splits(op: ComputeOp) -> tuple[int, ...]:
-    return tuple(op.get_core_splits() or (1,) * len(op.get_iteration_space()))
+    return core_division(op)
 
 
 def _covers_device_size(layout: StickLayout, regions: Regions) -> bool:
@@ -97,9 +100,10 @@ def lx_share(value: OpResult, splits_of: SplitsOf = _own_splits) -> int | None:
     (:func:`may_write_lx`, :func:`lx_readers`); the writer splits no reduction
     dim; every reader touches the same sticks of it on every core as the writer
     (:func:`~spyre_mlir.analysis.work.core_regions` under ``splits_of``; by
-    default the ops' ``core_splits``); the boxes cover the whole device tensor
-    (no back gap).  A reader whose split is None (not divided yet) is taken to
-    follow the writer.  The share is the device bytes over the cores.
+    default the ops' :func:`~spyre_mlir.analysis.work.core_division`); the boxes cover
+    the whole device tensor (no back gap).  A reader whose split is None (not divided
+    yet) is taken to follow the writer.  The share is the device bytes over the distinct
+    slices the writer computes (a replicated writer holds one on each of its replicas).
     """
     return LxShares().share(value, splits_of)
 
@@ -200,9 +204,11 @@ class LxShares:
         or do not divide it evenly."""
         key = (value, splits)
         if key not in self._written:
-            regions = self.regions(facts.holders[0], len(facts.holders[0].inputs), splits)
-            even = not facts.nbytes % len(regions) and _covers_device_size(facts.layout, regions)
-            self._written[key] = facts.nbytes // len(regions) if even else None
+            writer = facts.holders[0]
+            regions = self.regions(writer, len(writer.inputs), splits)
+            slices = math.prod(splits[:len(self.problem(writer).sizes)])  # replicas hold one slice each
+            even = not facts.nbytes % slices and _covers_device_size(facts.layout, regions)
+            self._written[key] = facts.nbytes // slices if even else None
         return self._written[key]
 
     def _reads_own(self, facts: _Facts, reader: ComputeOp, index: int, reader_splits: tuple[int, ...],

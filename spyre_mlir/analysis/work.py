@@ -423,15 +423,24 @@ Regions = tuple[tuple[tuple[int, int], ...], ...]
 """Per core (in core-id order), a box: ``(lo, hi)`` host coordinates per dim of a tensor."""
 
 
-def core_regions(op: ComputeOp, tensor_index: int, splits: Sequence[int] | None = None) -> Regions:
-    """:func:`problem_regions` of ``op`` under ``splits`` (default: its ``core_splits``)."""
-    problem = work_problem(op)
-    return problem_regions(problem, tensor_index, tuple(splits or op.get_core_splits() or (1,) * len(problem.sizes)))
+def core_division(op: ComputeOp) -> tuple[int, ...]:
+    """``op``'s division as work division and the analyses count it: its ``core_splits`` (1 per
+    dim when absent), then its ``core_replicas`` when it has them.  The product is the cores it
+    runs on; a replicated op's result is one slice per group of replicas, in each core's LX."""
+    splits = op.get_core_splits() or (1,) * len(op.get_iteration_space())
+    replicas = op.get_core_replicas()
+    return (*splits, replicas) if replicas > 1 else tuple(splits)
+
+
+def core_regions(op: ComputeOp, tensor_index: int, division: Sequence[int] | None = None) -> Regions:
+    """:func:`problem_regions` of ``op`` under ``division`` (default: its :func:`core_division`)."""
+    return problem_regions(work_problem(op), tensor_index, tuple(division or core_division(op)))
 
 
 def problem_regions(problem: WorkProblem, tensor_index: int, splits: tuple[int, ...]) -> Regions:
     """Per core (in core-id order), the host box ``(lo, hi)`` per dim that the op of ``problem``
-    touches of one tensor (operands, then the result) under ``splits``.
+    touches of one tensor (operands, then the result) under ``splits`` (a division: it may end in
+    a replica count, :func:`core_to_slice`).
 
     Iteration dims are counted in padded pieces as work division counts them
     (:attr:`WorkProblem.space`), and cores map to slices through
@@ -452,19 +461,22 @@ def _boxes(index_map: AffineMap, per_core: tuple[int, ...], splits: tuple[int, .
     return tuple(regions)
 
 
-def core_to_slice(splits: Sequence[int], order: Sequence[int], num_cores: int) -> list[tuple[int, ...]]:
-    """The work slice of each core 0..num_cores-1: one slice index per dim of ``splits``.
+def core_to_slice(division: Sequence[int], order: Sequence[int], num_cores: int) -> list[tuple[int, ...]]:
+    """The work slice of each core 0..num_cores-1: one slice index per dim ``order`` names.
 
-    Dims are taken in ``order`` (:func:`slice_order`), the first varying fastest;
-    an unsplit dim always has index 0.  Cores beyond the product of the splits
-    repeat the mapping from core 0.
+    ``division`` is a split per dim (:func:`core_division`), and may end in one
+    more entry, a replica count: that many consecutive cores work on each slice.
+    Dims are taken in ``order`` (:func:`slice_order`), the first varying fastest
+    (after the replicas); an unsplit dim always has index 0.  Cores beyond the
+    product of the division repeat the mapping from core 0.
     """
-    assert sorted(order) == list(range(len(splits))), (splits, order)
-    total = math.prod(splits)
+    rank = len(order)
+    assert sorted(order) == list(range(rank)) and len(division) in (rank, rank + 1), (division, order)
+    total, replicas = math.prod(division), math.prod(division[rank:])
     slices = []
     for core in range(num_cores):
-        rest, index = core % total, [0] * len(splits)
+        rest, index = core % total // replicas, [0] * rank
         for d in order:
-            rest, index[d] = divmod(rest, splits[d])
+            rest, index[d] = divmod(rest, division[d])
         slices.append(tuple(index))
     return slices

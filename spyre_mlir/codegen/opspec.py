@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from xdsl.dialects.builtin import (
@@ -102,6 +102,8 @@ class OpSpec:
     slice_order: tuple[str, ...]
     """Labels in the order cores step through them, fastest first (``coreIdToWkSlice_``'s values)."""
     args: tuple[ArgSpec, ...]
+    replicas: int = 1
+    """Consecutive cores computing each slice (``core_replicas``), each into its own LX."""
     consts: Mapping[str, float] = field(default_factory=dict)
     """Scalar inputs and parameters of the op func, by name (a mean's ``scaling_factor``)."""
     mask: Mapping[str, Any] = field(default_factory=dict)
@@ -112,7 +114,7 @@ class OpSpec:
 
     @property
     def num_cores(self) -> int:
-        n = 1
+        n = self.replicas
         for s in self.splits:
             n *= s
         return n
@@ -179,8 +181,9 @@ def _to_attr(value: Any) -> Attribute:
         if any(isinstance(v, int) for v in value):
             raise TypeError(f"mixed list {value}")
         return ArrayAttr(_to_attr(v) for v in value)
-    if isinstance(value, (OpSpec, ArgSpec)):
-        return DictionaryAttr({f.name: _to_attr(getattr(value, f.name)) for f in fields(value)})
+    if isinstance(value, (OpSpec, ArgSpec)):  # a field at its plain default (one replica) is left out
+        return DictionaryAttr({f.name: _to_attr(getattr(value, f.name)) for f in fields(value)
+                               if f.default is MISSING or getattr(value, f.name) != f.default})
     if isinstance(value, float):
         return FloatAttr(value, f64)
     if isinstance(value, Attribute):

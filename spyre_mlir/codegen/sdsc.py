@@ -111,11 +111,12 @@ _DIM_EXTRAS = ("symbolicDimInfo_", "maxSymbolicVolume_", "coreletSplit_", "rowSp
 
 
 def core_slices(spec: OpSpec) -> list[dict[str, int]]:
-    """Per core, the work slice of each label (cores step through the labels in ``slice_order``),
-    keys in torch-spyre's order: a matmul's reduction label (the one its result lacks) first, then
-    the labels in order."""
+    """Per core, the work slice of each label (cores step through the labels in ``slice_order``,
+    after the replicas of a replicated op: consecutive cores repeat a slice), keys in
+    torch-spyre's order: a matmul's reduction label (the one its result lacks) first, then the
+    labels in order."""
     order = [spec.labels.index(label) for label in spec.slice_order]
-    slices = core_to_slice(spec.splits, order, spec.num_cores)
+    slices = core_to_slice((*spec.splits, spec.replicas), order, spec.num_cores)
     keys = spec.labels
     if spec.kind == OpKind.MATMUL.value:
         result = next(arg.layout_labels for arg in spec.args if arg.role == "output")

@@ -16,7 +16,8 @@ max -inf, min +inf); mean multiplies the sum by its ``scaling_factor`` constant
 label, or ``scale_`` -1) counts once per position of it: the op iterates every
 dim of ``N_``.  Cores whose work slices differ only in dims the output does not
 keep form a cohort: their partial results are merged with the op func's
-``combine`` (in core order) and written once.
+``combine`` (in core order) and written once.  Cores with the same whole slice
+(a replicated op, ``core_replicas``) each compute it into their own LX.
 
 Broadcast reads (our convention; no reference shows one): an input label with
 ``scale_`` -1 has extent 1 and is broadcast along the iteration dim; with -2
@@ -421,10 +422,15 @@ class SdscExecutor:
 
 
 def _cohorts(spec: SdscSpec, reduced: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
-    """Positions of the cores whose work slices agree on every kept dim, grouped, in core order."""
+    """Positions of the cores whose work slices agree on every kept dim, grouped, in core order.
+    Cores with the same whole slice are replicas (each computes it into its own LX): the k-th
+    replica of each slice joins the k-th cohort of its kept dims."""
     groups: dict[tuple[int, ...], list[int]] = {}
+    replicas: dict[tuple[int, ...], int] = {}
     for i, core in enumerate(spec.cores):
-        key = tuple(v for label, v in spec.slices[core].items() if label not in reduced)
+        whole = tuple(spec.slices[core].values())
+        replica = replicas[whole] = replicas.get(whole, -1) + 1
+        key = (*(v for label, v in spec.slices[core].items() if label not in reduced), replica)
         groups.setdefault(key, []).append(i)
     return tuple(tuple(group) for group in groups.values())
 

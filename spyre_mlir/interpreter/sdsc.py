@@ -232,6 +232,7 @@ def parse_sdsc(doc: Any, filename: str) -> SdscSpec:
     inputs = tuple(name for name in refs("inputLabeledDs") if name not in outputs)
     if len(outputs) != 1:
         raise r.fail(f"{cpath}.outputLabeledDs", f"expected one output tensor, got {len(outputs)}")
+    _check_repeated_slices(r, key, slices, tensors[outputs[0]])
     index_name, table_name = None, None
     if _INDICES in ops[0]:
         index_name, table_name = _indirect(r, refs(_INDICES), inputs, outputs, tensors, op, f"{cpath}.{_INDICES}")
@@ -299,7 +300,6 @@ def _core_slices(r: _Reader, top: dict, dsc: dict, key: str, path: str, labels: 
         raise r.fail(f"{path}.coreIdsUsed_", f"expected {count} distinct core ids (numCoresUsed_), got {used}")
     table = r.get(top, "coreIdToWkSlice_", dict, key)
     slices: dict[int, dict[str, int]] = {}
-    seen: dict[tuple[int, ...], int] = {}
     for core in used:
         cpath = f"{key}.coreIdToWkSlice_.{core}"
         entry = r.get(table, str(core), dict, f"{key}.coreIdToWkSlice_")
@@ -307,12 +307,20 @@ def _core_slices(r: _Reader, top: dict, dsc: dict, key: str, path: str, labels: 
         for label, index in sl.items():
             if not 0 <= index < splits[label]:
                 raise r.fail(f"{cpath}.{label}", f"slice {index} outside 0..{splits[label] - 1}")
-        point = tuple(sl.values())
-        if point in seen:
-            raise r.fail(cpath, f"cores {seen[point]} and {core} have the same work slice {sl}")
-        seen[point] = core
         slices[core] = sl
     return slices
+
+
+def _check_repeated_slices(r: _Reader, key: str, slices: Mapping[int, Mapping[str, int]], output: TensorSpec) -> None:
+    """Cores may share a work slice only when each writes its result to its own LX (a replicated
+    op); two cores writing one slice of an HBM tensor is an error."""
+    seen: dict[tuple[int, ...], int] = {}
+    for core, sl in slices.items():
+        point = tuple(sl.values())
+        if point in seen and output.component != "lx":
+            raise r.fail(f"{key}.coreIdToWkSlice_.{core}", f"cores {seen[point]} and {core} have the same work "
+                         f"slice {dict(sl)}, and its output {output.name} is in HBM")
+        seen.setdefault(point, core)
 
 
 def _tensor(r: _Reader, lds: dict, lpath: str, node: dict, npath: str, layouts: dict, ipath: str,

@@ -281,3 +281,22 @@ func.func @main(%q: tensor<4x64x64xf32, #spyre.layout<device_size = [64, 2, 4, 3
   func.return %s : tensor<2x64x64xf32, #spyre.layout<device_size = [64, 2, 2, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
 }
 // CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.matmul' (batchmatmul) to SDSC: operand #0 is read or written every k-th element along host dim 0 (indexing map (d0, d1, d2, d3) -> ((d0 * 2), d1, d3)), which a matmul cannot address
+
+// -----
+
+// Replicas write each slice into their own LX; into HBM they would write it
+// several times.  (spyre-plan-memory takes the replicas of a result it puts in HBM.)
+func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %y = spyre.pointwise "exp" (%a) {core_splits = array<i64: 1, 1>, core_replicas = 4 : i64, placement = #spyre.placement<hbm, arg 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %y : tensor<64x128xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 3]]:3: error: cannot lower 'spyre.pointwise' (exp) to SDSC: it is replicated on 4 cores per slice (core_replicas), which only a result in each core's LX allows; its result is in HBM
+
+// -----
+
+func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %y = spyre.pointwise "exp" (%a) {core_splits = array<i64: 2, 1>, core_replicas = 32 : i64, placement = #spyre.placement<lx, 0>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  %z = spyre.pointwise "exp" (%y) {core_splits = array<i64: 2, 1>, placement = #spyre.placement<hbm, arg 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  func.return %z : tensor<64x128xf16>
+}
+// CHECK: lower-to-bundle-invalid.mlir:[[# @LINE - 4]]:3: error: cannot lower 'spyre.pointwise' (exp) to SDSC: core_splits [2, 1] times core_replicas 32 need 64 cores, only 32 available

@@ -202,3 +202,19 @@ def test_truncated_json(tmp_path, inputs):
     path = out / "sdsc_1.json"
     path.write_text(path.read_text()[:1000])
     assert _outcome(out, inputs).startswith("sdsc_1.json: malformed JSON")
+
+
+def test_repeated_work_slice_of_an_hbm_output(tmp_path, inputs):
+    out = reference_bundle_dir(tmp_path)
+    edit_json(out / "sdsc_1.json", lambda dsc, top: top["coreIdToWkSlice_"].update({"9": top["coreIdToWkSlice_"]["4"]}))
+    assert _outcome(out, inputs).startswith("sdsc_1.json: 1_mul.coreIdToWkSlice_.9: cores 4 and 9 have the same "
+                                            "work slice")
+    assert _outcome(out, inputs).endswith("and its output Tensor2 is in HBM")
+
+
+def test_repeated_work_slice_of_an_lx_output_is_a_replica_its_reader_finds_wrong(tmp_path, inputs):
+    """Cores may repeat a slice into their own LX (a replicated op), but a reader that expects
+    another slice there is caught."""
+    out = reference_bundle_dir(tmp_path)
+    edit_json(out / "sdsc_0.json", lambda dsc, top: top["coreIdToWkSlice_"].update({"9": top["coreIdToWkSlice_"]["4"]}))
+    assert "does not match its work slice" in _outcome(out, inputs)

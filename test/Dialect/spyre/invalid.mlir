@@ -716,3 +716,20 @@ func.func @indexing_map_past_the_padding(%x: tensor<4x100xf16, #spyre.layout<dev
   %0 = spyre.pointwise "exp" (%x) {iteration_space = array<i64: 4, 256>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : (tensor<4x100xf16, #spyre.layout<device_size = [3, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>) -> tensor<4x100xf16, #spyre.layout<device_size = [4, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>
   func.return
 }
+
+// -----
+
+// A replica count of 1 is written by leaving core_replicas out.
+func.func @core_replicas_at_least_two(%x: tensor<4x64xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op core_replicas must be at least 2, got 1
+  %0 = spyre.pointwise "exp" (%x) {core_splits = array<i64: 4, 1>, core_replicas = 1 : i64} : (tensor<4x64xf16>) -> tensor<4x64xf16>
+  func.return
+}
+
+// -----
+
+func.func @core_replicas_without_splits(%x: tensor<4x64xf16>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'spyre.pointwise' op core_replicas needs core_splits
+  %0 = spyre.pointwise "exp" (%x) {core_replicas = 2 : i64} : (tensor<4x64xf16>) -> tensor<4x64xf16>
+  func.return
+}

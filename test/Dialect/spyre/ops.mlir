@@ -188,12 +188,12 @@ func.func @fill() -> (tensor<4x64xf16>, tensor<4x64xf16>, tensor<4xf32>, tensor<
 // The optional properties of the compute-op interface, as passes write them.
 // CHECK-LABEL: func.func @interface_properties
 // CHECK-SAME:    (%[[X:.*]]: tensor<4x64xf16>, %[[Y:.*]]: tensor<4x64xf16>, %[[W:.*]]: tensor<64x8xf16>)
-// CHECK-NEXT:    %[[ADD:.*]] = spyre.pointwise "add" (%[[X]], %[[Y]]) {dims = {{\[}}["M"], ["N"]], core_splits = array<i64: 2, 16>, placement = #spyre.placement<lx, 4096>, hints = [#spyre.hint<0, tiles = {M = 2}>, #spyre.hint<1, work_div = {N = 16}>]} : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+// CHECK-NEXT:    %[[ADD:.*]] = spyre.pointwise "add" (%[[X]], %[[Y]]) {dims = {{\[}}["M"], ["N"]], core_splits = array<i64: 2, 1>, core_replicas = 16 : i64, placement = #spyre.placement<lx, 4096>, hints = [#spyre.hint<0, tiles = {M = 2}>, #spyre.hint<1, work_div = {N = 16}>]} : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
 // CHECK-NEXT:    %[[MM:.*]] = spyre.matmul (%[[ADD]], %[[W]]) {dims = {{\[}}["M"], ["N"], ["K"]], core_splits = array<i64: 1, 1, 32>, placement = #spyre.placement<hbm, arg 2>} : (tensor<4x64xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
 // CHECK-NEXT:    %[[SUM:.*]] = spyre.reduce "sum" (%[[MM]]) dims [1] {placement = #spyre.placement<hbm, pool 8192>} : (tensor<4x8xf16>) -> tensor<4xf16>
 // CHECK-NEXT:    func.return %[[SUM]]
 func.func @interface_properties(%x: tensor<4x64xf16>, %y: tensor<4x64xf16>, %w: tensor<64x8xf16>) -> tensor<4xf16> {
-  %add = spyre.pointwise "add" (%x, %y) {dims = [["M"], ["N"]], core_splits = array<i64: 2, 16>, placement = #spyre.placement<lx, 4096>, hints = [#spyre.hint<0, tiles = {M = 2}>, #spyre.hint<1, work_div = {N = 16}>]} : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+  %add = spyre.pointwise "add" (%x, %y) {dims = [["M"], ["N"]], core_splits = array<i64: 2, 1>, core_replicas = 16 : i64, placement = #spyre.placement<lx, 4096>, hints = [#spyre.hint<0, tiles = {M = 2}>, #spyre.hint<1, work_div = {N = 16}>]} : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
   %mm = spyre.matmul (%add, %w) {dims = [["M"], ["N"], ["K"]], core_splits = array<i64: 1, 1, 32>, placement = #spyre.placement<hbm, arg 2>} : (tensor<4x64xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
   %sum = spyre.reduce "sum" (%mm) dims [1] {placement = #spyre.placement<hbm, pool 8192>} : (tensor<4x8xf16>) -> tensor<4xf16>
   func.return %sum : tensor<4xf16>
