@@ -4,7 +4,8 @@
 # hints, the splits already decided for its producers, and the module's
 # `#spyre.target` (cores, LX); prices candidate splits with the cost model
 # (analysis.cost), each tensor where LX residency (analysis.residency) may put
-# it; writes `core_splits` (cores per iteration dim) on every compute op.
+# it; writes `core_splits` (cores per iteration dim) on every compute op, and
+# `core_replicas` on an op replicated to feed a matmul from each core's LX.
 """Core work division: split each compute op's iteration space across cores.
 
 Before::
@@ -77,6 +78,15 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    all may take: moved one at a time, the first to move would send a value
    through HBM and never pay (SwiGLU's silu and mul following the down
    projection's K split; a rotary embedding's chain following the scores').
+   A matmul may move with the writer of its left-hand operand (when only it
+   reads that) and the writer's producers, which then compute on each core the
+   box the matmul's core reads (:func:`_aligned_division`): under an N split
+   that box is the same on several cores, so the writer is *replicated*
+   (``core_replicas``: consecutive cores compute one slice, each into its own
+   LX) and the matmul reads its rows from LX instead of every core re-reading
+   them from HBM.  A replicated division is taken only where no division
+   without replicas is as fast, and spyre-plan-memory removes the replicas of a
+   result that gets no LX.
 
 Steps 4 and 5 price each op's legal splits, over its neighbours, with every tensor where memory
 planning may put it.  The inputs of one such decision are few and explicit
@@ -111,6 +121,7 @@ from typing import TypeVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.decisions import taken_decisions
@@ -390,9 +401,15 @@ class DivisionPlan:
         """Of those, the ones taken from an op priced alike."""
 
     def decide(self, op: ComputeOp, splits: tuple[int, ...]) -> None:
-        """Give ``op`` ``splits``: record them and write them as its ``core_splits``."""
+        """Give ``op`` ``splits`` (a division: one more entry than ``op`` has iteration dims is a
+        replica count): record them and write them as its ``core_splits`` and ``core_replicas``."""
         self.splits[op] = splits
-        op.core_splits = DenseArrayBase.from_list(i64, list(splits))
+        rank = len(self.problem(op).sizes)
+        op.core_splits = DenseArrayBase.from_list(i64, list(splits[:rank]))
+        if len(splits) > rank:
+            op.core_replicas = IntegerAttr(splits[rank], i64)
+        else:
+            op.properties.pop("core_replicas", None)
         for value in self.tensors(op):
             self._settled.pop(value, None)
 
@@ -574,6 +591,11 @@ class DivisionPlan:
             taken[key] = decide()
         return taken[key]  # type: ignore[return-value]
 
+    def holders(self, value: SSAValue) -> tuple[ComputeOp, ...]:
+        """The writer and readers of ``value`` whose splits decide whether it may live in LX; none
+        when it may not whatever the splits."""
+        return self._shares.holders(value) if isinstance(value, OpResult) else ()
+
     def may_move(self, op: ComputeOp) -> bool:
         """Whether a split of ``op`` may move one of its tensors in or out of LX (else its neighbours'
         prices do not depend on it)."""
@@ -625,14 +647,19 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
     plan.track_pressure(list(divisions))
     for op in reversed(revisited):
         candidates = divisions[op].candidates
+        if plan.splits[op] not in candidates:  # replicated by a reader revisited before it
+            candidates = (*candidates, plan.splits[op])
         producers = _producers(op, divisions)
         shared = tuple(s for s in candidates if all(s in divisions[p].candidates for p in producers))
-        movers = (op, *producers)
+        replicable = _replicable(plan, op, divisions)
+        movers = (op, *producers, *replicable)
 
         def choose() -> tuple[tuple[int, ...] | None, ...]:
             chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
             if producers:
                 chosen = _with_producers(plan, chosen, producers, shared)
+            if replicable:
+                chosen = _with_replicas(plan, chosen, producers, shared, replicable, divisions)
             return tuple(chosen.get(mover) for mover in movers)
 
         decided = plan.alike(("refine", candidates, shared, plan.trial_inputs(movers)), choose)
@@ -659,6 +686,67 @@ def _with_producers(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]]
         together = dict.fromkeys((op, *producers), splits)
         if (ns := price(together)) < best * (1 - _TIE):
             chosen, best = together, ns
+    return chosen
+
+
+def _replicable(plan: DivisionPlan, op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> list[ComputeOp]:
+    """The ops step 5 may move with the matmul ``op`` (none for another op): the writer of its
+    left-hand operand, when only ``op`` reads it and it may live in LX, and the producers that move
+    with that writer (:func:`_producers`).  They follow the matmul's split (:func:`_aligned_division`):
+    replicated, they compute on every core the rows that core's slice of ``op`` reads, so that
+    ``op`` may split N and read them from its own LX."""
+    lhs = op.inputs[0]
+    writer = lhs.op if isinstance(lhs, OpResult) else None
+    if (not plan.problem(op).matmul or writer not in divisions or writer.indirect_access() is not None
+            or not plan.holders(lhs) or any(use.operation is not op for use in lhs.uses)):
+        return []
+    return [writer, *_producers(writer, divisions)]
+
+
+def _aligned_division(plan: DivisionPlan, op: ComputeOp, splits: tuple[int, ...], writer: ComputeOp,
+                      legal: Collection[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The division of ``writer`` that computes on each core the box of its result that ``op`` reads
+    there under ``splits``: each result dim of ``writer`` split as the dim of ``op`` that reads it,
+    a legal split of ``writer``, then the replicas (if any) that make up ``op``'s cores, which
+    need ``op``'s reduction dims unsplit; None when there is none."""
+    own = [1] * len(plan.problem(writer).sizes)
+    for written, read in zip(writer.get_indexing_maps()[-1].results, op.get_indexing_maps()[0].results, strict=True):
+        if isinstance(written, AffineDimExpr) and isinstance(read, AffineDimExpr):
+            own[written.position] = splits[read.position]
+        elif isinstance(read, AffineDimExpr) and splits[read.position] > 1:
+            return None
+    replicas, rest = divmod(math.prod(splits), math.prod(own))
+    if rest or tuple(own) not in legal:
+        return None
+    if replicas == 1:
+        return tuple(own)
+    return None if any(splits[d] > 1 for d in plan.problem(op).reduction_dims) else (*own, replicas)
+
+
+def _with_replicas(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]], producers: Sequence[ComputeOp],
+                   shared: Sequence[tuple[int, ...]], replicable: Sequence[ComputeOp],
+                   divisions: Mapping[ComputeOp, WorkDivision]) -> dict[ComputeOp, tuple[int, ...]]:
+    """``chosen`` (the matmul's split and its producers'), or a split of the matmul with the ops of
+    ``replicable`` replicated to follow it (:func:`_aligned_division`) if that is cheaper beyond a
+    tie than ``chosen`` and than every division in which they follow it without replicas, priced
+    over all their neighbours: a replicated plan is taken only where no plain one is as fast."""
+    op = next(iter(chosen))
+    writer = replicable[0]
+    around = list(dict.fromkeys(other for member in (op, *producers, *replicable) for other in plan.neighbours(member)))
+
+    def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
+        return sum(plan.price(other, trial) for other in around)
+
+    trials = []
+    for splits in divisions[op].candidates:
+        aligned = _aligned_division(plan, op, splits, writer, divisions[writer].candidates)
+        if aligned is not None and (not producers or splits in shared):
+            trials.append({op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, aligned)})
+    rank = len(plan.problem(writer).sizes)
+    best = min([price(chosen), *(price(trial) for trial in trials if len(trial[writer]) == rank)])
+    for trial in (trial for trial in trials if len(trial[writer]) > rank):
+        if (ns := price(trial)) < best * (1 - _TIE):
+            chosen, best = trial, ns
     return chosen
 
 

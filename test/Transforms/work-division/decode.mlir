@@ -10,14 +10,17 @@
 // RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-work-division > %t.twice.mlir
 // RUN: diff %t.once.mlir %t.twice.mlir
 
-// A normalised token projected by a 4096 x 4096 weight: the projection splits K
-// 32 ways (each core reads 128 rows of the weight), its neighbours follow.
+// A normalised token projected by a 4096 x 4096 weight: the projection splits N
+// 32 ways (each core reads 128 columns of the weight, and writes no partial
+// sums), the exp follows, and the token's normalisation is replicated on every
+// core into its own LX (core_replicas), which is faster than splitting K.
 // CHECK-LABEL: func.func @norm_then_project
-// CHECK:         spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32>}
-// CHECK:         %[[PROJECTED:.*]] = spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 32>}
+// CHECK:         spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1>, core_replicas = 32 : i64}
+// CHECK:         %[[PROJECTED:.*]] = spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32, 1>}
 // CHECK:         spyre.pointwise "exp" (%[[PROJECTED]]) {core_splits = array<i64: 1, 32>}
 // FOUR-LABEL:  func.func @norm_then_project
-// FOUR:          spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 4>}
+// FOUR:          spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1>, core_replicas = 4 : i64}
+// FOUR:          spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 4, 1>}
 func.func @norm_then_project(%x: tensor<1x4096xf16>, %g: tensor<1x4096xf16>, %w: tensor<4096x4096xf16>) -> tensor<1x4096xf16> {
   %h = spyre.pointwise "mul" (%x, %g) : (tensor<1x4096xf16>, tensor<1x4096xf16>) -> tensor<1x4096xf16>
   %y = spyre.matmul (%h, %w) : (tensor<1x4096xf16>, tensor<4096x4096xf16>) -> tensor<1x4096xf16>
@@ -28,12 +31,15 @@ func.func @norm_then_project(%x: tensor<1x4096xf16>, %g: tensor<1x4096xf16>, %w:
 // -----
 
 // A Granite-8B-shaped SwiGLU MLP at one token: gate and up split K 32 ways; the
-// down projection's K (12800 = 200 sticks) has no divisor 32, so it splits N 4
-// and K 8 ways to stream on all 32 cores.
+// down projection's K (12800 = 200 sticks) has no divisor 32, so it splits N 32
+// ways to stream on all 32 cores, every core computing the silu and the mul of
+// the whole token into its own LX (replicated), rather than N 4 and K 8 ways.
 // CHECK-LABEL: func.func @swiglu_mlp
 // CHECK:         %[[GATE:.*]] = spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 32>}
 // CHECK:         %[[UP:.*]] = spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 32>}
-// CHECK:         %[[DOWN:.*]] = spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 4, 8>}
+// CHECK:         spyre.pointwise "silu" (%[[GATE]]) {core_splits = array<i64: 1, 1>, core_replicas = 32 : i64}
+// CHECK:         spyre.pointwise "mul" (%{{.*}}, %[[UP]]) {core_splits = array<i64: 1, 1>, core_replicas = 32 : i64}
+// CHECK:         %[[DOWN:.*]] = spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32, 1>}
 // FOUR-LABEL:  func.func @swiglu_mlp
 // FOUR-COUNT-3:  spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1, 4>}
 func.func @swiglu_mlp(%x: tensor<1x4096xf16>, %wg: tensor<4096x12800xf16>, %wu: tensor<4096x12800xf16>, %wd: tensor<12800x4096xf16>) -> tensor<1x4096xf16> {
