@@ -78,15 +78,18 @@ is at most the core count.  The recipe, per op (:func:`divide_work`):
    all may take: moved one at a time, the first to move would send a value
    through HBM and never pay (SwiGLU's silu and mul following the down
    projection's K split; a rotary embedding's chain following the scores').
-   A matmul may move with the writer of its left-hand operand (when only it
-   reads that) and the writer's producers, which then compute on each core the
-   box the matmul's core reads (:func:`_aligned_division`): under an N split
-   that box is the same on several cores, so the writer is *replicated*
-   (``core_replicas``: consecutive cores compute one slice, each into its own
-   LX) and the matmul reads its rows from LX instead of every core re-reading
-   them from HBM.  A replicated division is taken only where no division
-   without replicas is as fast, and spyre-plan-memory removes the replicas of a
-   result that gets no LX.
+   A matmul may move with the writer of its left-hand operand (when only
+   matmuls read that, each as its left-hand operand) and the writer's
+   producers, which then compute on each core the box the matmul's core reads
+   (:func:`_aligned_division`): under an N split that box is the same on
+   several cores, so the writer is *replicated* (``core_replicas``: consecutive
+   cores compute one slice, each into its own LX) and the matmul reads its rows
+   from LX instead of every core re-reading them from HBM.  The other matmuls
+   reading the operand (a layer's gate and up projections) move too, each to its
+   cheapest split that reads what the replicas leave on its cores (on as many
+   cores or fewer, when every core holds the whole operand).  A replicated
+   division is taken only where no division without replicas is as fast, and
+   spyre-plan-memory removes the replicas of a result that gets no LX.
 
 Steps 4 and 5 price each op's legal splits, over its neighbours, with every tensor where memory
 planning may put it.  The inputs of one such decision are few and explicit
@@ -131,7 +134,7 @@ from spyre_mlir.analysis.residency import LxShares
 from spyre_mlir.analysis.work import (PieceSpace, WorkProblem, divisors, op_structure, reduce_spans, reductions_split,
                                       work_problem)
 from spyre_mlir.diagnostics import SpyreError, emit_warning
-from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config
+from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.opfuncs import OpKind
 from spyre_mlir.timing import tally
@@ -515,8 +518,8 @@ class DivisionPlan:
         among them or decided).  In a coarse-tiling loop of more than one iteration, a working set
         beyond the practical LX spills (:func:`~spyre_mlir.analysis.cost.spill_factor`)."""
         splits = trial.get(op) or self.splits[op]
-        moved = {v for other in trial for v in self.tensors(other)}
-        memories = tuple(self.memory(v, trial) if v in moved else self._settled_memory(v) for v in self.tensors(op))
+        memories = tuple(self.memory(v, trial) if _touched(v, trial) else self._settled_memory(v)
+                         for v in self.tensors(op))
         key = (op, splits, memories)
         if key not in self._prices:
             alike = (self.kind(op), splits, memories)
@@ -618,6 +621,11 @@ class DivisionPlan:
         return lambda splits: sum(self.price(other, {op: splits}) for other in around)
 
 
+def _touched(value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> bool:
+    """Whether an op of ``trial`` writes or reads ``value`` (its split may move the value)."""
+    return (isinstance(value, OpResult) and value.op in trial) or any(use.operation in trial for use in value.uses)
+
+
 def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = None) -> WorkDivision:
     """Decide ``op``'s core splits, priced by ``plan`` (default: one holding the ``core_splits`` of
     ``op``'s producers), record them in ``plan`` and write them as its ``core_splits``."""
@@ -645,21 +653,25 @@ def refine(plan: DivisionPlan, divisions: Mapping[ComputeOp, WorkDivision]) -> N
     if not revisited:
         return  # one core, or no choice that moves a tensor in or out of LX
     plan.track_pressure(list(divisions))
+    tried: set[ComputeOp] = set()  # writers whose replication a reader has tried
     for op in reversed(revisited):
         candidates = divisions[op].candidates
         if plan.splits[op] not in candidates:  # replicated by a reader revisited before it
             candidates = (*candidates, plan.splits[op])
         producers = _producers(op, divisions)
         shared = tuple(s for s in candidates if all(s in divisions[p].candidates for p in producers))
-        replicable = _replicable(plan, op, divisions)
-        movers = (op, *producers, *replicable)
+        replicable, co_readers = _replicable(plan, op, divisions)
+        if replicable and replicable[0] in tried:
+            replicable, co_readers = [], []  # tried with its last reader, the first revisited
+        tried.update(replicable[:1])
+        movers = (op, *producers, *replicable, *co_readers)
 
         def choose() -> tuple[tuple[int, ...] | None, ...]:
             chosen = {op: cheapest(candidates, plan.local_price(op), plan.splits[op])}
             if producers:
                 chosen = _with_producers(plan, chosen, producers, shared)
             if replicable:
-                chosen = _with_replicas(plan, chosen, producers, shared, replicable, divisions)
+                chosen = _with_replicas(plan, chosen, producers, shared, replicable, co_readers, divisions)
             return tuple(chosen.get(mover) for mover in movers)
 
         decided = plan.alike(("refine", candidates, shared, plan.trial_inputs(movers)), choose)
@@ -689,18 +701,24 @@ def _with_producers(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]]
     return chosen
 
 
-def _replicable(plan: DivisionPlan, op: ComputeOp, divisions: Mapping[ComputeOp, WorkDivision]) -> list[ComputeOp]:
+def _replicable(plan: DivisionPlan, op: ComputeOp,
+                divisions: Mapping[ComputeOp, WorkDivision]) -> tuple[list[ComputeOp], list[ComputeOp]]:
     """The ops step 5 may move with the matmul ``op`` (none for another op): the writer of its
-    left-hand operand, when only ``op`` reads it and it may live in LX, and the producers that move
-    with that writer (:func:`_producers`).  They follow the matmul's split (:func:`_aligned_division`):
-    replicated, they compute on every core the rows that core's slice of ``op`` reads, so that
-    ``op`` may split N and read them from its own LX."""
+    left-hand operand (when that may live in LX and only matmuls read it, each as its left-hand
+    operand) and the producers that move with that writer (:func:`_producers`), which follow the
+    matmul's split (:func:`_aligned_division`); and the other matmuls reading it, which take a
+    split that reads what the writer then leaves on each core.  Replicated, the writer computes on
+    every core the rows that core's slice of ``op`` reads, so that ``op`` (and the other readers:
+    a layer's q, k and v projections read one normalised input) may split N and read them from
+    their own LX."""
     lhs = op.inputs[0]
     writer = lhs.op if isinstance(lhs, OpResult) else None
+    readers = [use.operation for use in lhs.uses]
     if (not plan.problem(op).matmul or writer not in divisions or writer.indirect_access() is not None
-            or not plan.holders(lhs) or any(use.operation is not op for use in lhs.uses)):
-        return []
-    return [writer, *_producers(writer, divisions)]
+            or not plan.holders(lhs) or any(use.index != 0 or use.operation not in divisions
+                                            or not plan.problem(use.operation).matmul for use in lhs.uses)):
+        return [], []
+    return [writer, *_producers(writer, divisions)], [r for r in dict.fromkeys(readers) if r is not op]
 
 
 def _aligned_division(plan: DivisionPlan, op: ComputeOp, splits: tuple[int, ...], writer: ComputeOp,
@@ -723,26 +741,70 @@ def _aligned_division(plan: DivisionPlan, op: ComputeOp, splits: tuple[int, ...]
     return None if any(splits[d] > 1 for d in plan.problem(op).reduction_dims) else (*own, replicas)
 
 
+def _served(needed: tuple[int, ...] | None, division: tuple[int, ...], rank: int) -> bool:
+    """Whether a writer divided by ``division`` leaves on each core what a reader needs that would
+    have the writer divided by ``needed`` (:func:`_aligned_division`): the same division, or, when
+    every core holds the whole value, one on no more cores."""
+    if needed is None:
+        return False
+    whole = not any(s > 1 for s in (*needed[:rank], *division[:rank]))
+    return needed == division or (whole and math.prod(needed) <= math.prod(division))
+
+
 def _with_replicas(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]], producers: Sequence[ComputeOp],
                    shared: Sequence[tuple[int, ...]], replicable: Sequence[ComputeOp],
+                   co_readers: Sequence[ComputeOp],
                    divisions: Mapping[ComputeOp, WorkDivision]) -> dict[ComputeOp, tuple[int, ...]]:
     """``chosen`` (the matmul's split and its producers'), or a split of the matmul with the ops of
-    ``replicable`` replicated to follow it (:func:`_aligned_division`) if that is cheaper beyond a
-    tie than ``chosen`` and than every division in which they follow it without replicas, priced
-    over all their neighbours: a replicated plan is taken only where no plain one is as fast."""
+    ``replicable`` replicated to follow it (:func:`_aligned_division`) and each of ``co_readers`` at
+    its cheapest split that reads what they leave on its cores (:func:`_served`), if that is
+    cheaper beyond a tie than ``chosen`` and than every division in which they follow it without
+    replicas, priced over all their neighbours: a replicated plan is taken only where no plain one
+    is as fast.  A replicated division whose slice does not fit a core's LX is not tried."""
     op = next(iter(chosen))
     writer = replicable[0]
-    around = list(dict.fromkeys(other for member in (op, *producers, *replicable) for other in plan.neighbours(member)))
+    rank = len(plan.problem(writer).sizes)
+    legal = divisions[writer].candidates
+    nbytes = tensor_layout(writer.result.type).nbytes
+    members = (op, *producers, *replicable, *co_readers)
+    around = list(dict.fromkeys(other for member in members for other in plan.neighbours(member)))
 
     def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         return sum(plan.price(other, trial) for other in around)
 
+    aligned = {splits: division for splits in divisions[op].candidates
+               if (not producers or splits in shared)
+               and (division := _aligned_division(plan, op, splits, writer, legal)) is not None
+               and nbytes / math.prod(division[:rank]) <= plan.config.usable_lx_bytes}
+    if all(len(division) == rank for division in aligned.values()):
+        return chosen  # no replicated division to try
+    followers: dict[tuple[int, ...], dict[ComputeOp, tuple[int, ...]] | None] = {}
+
+    def co_splits(splits: tuple[int, ...], division: tuple[int, ...]) -> dict[ComputeOp, tuple[int, ...]] | None:
+        """Each co-reader's cheapest split reading what ``division`` leaves on its cores beside ``op``
+        under ``splits`` (priced with the readers of its result: every such split reads the operand
+        alike), None when one has none; taken for every split of ``op`` giving the writer
+        ``division``."""
+        if division not in followers:
+            base = {op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, division)}
+            followers[division] = {}
+            for reader in co_readers:
+                served = [s for s in divisions[reader].candidates
+                          if _served(_aligned_division(plan, reader, s, writer, legal), division, rank)]
+                if not served:
+                    followers[division] = None
+                    break
+                affected = list(dict.fromkeys((reader, *plan.holders(reader.result))))
+                followers[division][reader] = cheapest(
+                    served, lambda s, r=reader, ops=affected: sum(plan.price(other, {**base, r: s}) for other in ops),
+                    plan.splits[reader])
+        return followers[division]
+
     trials = []
-    for splits in divisions[op].candidates:
-        aligned = _aligned_division(plan, op, splits, writer, divisions[writer].candidates)
-        if aligned is not None and (not producers or splits in shared):
-            trials.append({op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, aligned)})
-    rank = len(plan.problem(writer).sizes)
+    for splits, division in aligned.items():
+        if (readers := co_splits(splits, division)) is not None:
+            trials.append({op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, division),
+                           **readers})
     best = min([price(chosen), *(price(trial) for trial in trials if len(trial[writer]) == rank)])
     for trial in (trial for trial in trials if len(trial[writer]) > rank):
         if (ns := price(trial)) < best * (1 - _TIE):

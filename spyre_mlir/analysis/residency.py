@@ -7,7 +7,8 @@
 """When a value may live in LX.
 
 A value lives in one core's LX only if every core touches its own part of it
-and nothing else: its writer computes it whole on each core (no partial sums of
+and nothing else (a reader on fewer cores than its writer, on the first of
+them): its writer computes it whole on each core (no partial sums of
 a split reduction), is no data movement (HBM to HBM), and every reader (no
 indirect access, no data movement) reads on each core the sticks the writer
 wrote there (:func:`spyre_mlir.analysis.work.core_regions`, compared in whole
@@ -213,14 +214,17 @@ class LxShares:
 
     def _reads_own(self, facts: _Facts, reader: ComputeOp, index: int, reader_splits: tuple[int, ...],
                    writer_splits: tuple[int, ...]) -> bool:
-        """Whether ``reader`` under its splits reads operand ``index`` on each core in the sticks the
-        writer under its splits wrote there."""
-        if math.prod(reader_splits) != math.prod(writer_splits):
-            return False  # one box per core: the two ops run on different numbers of cores
+        """Whether ``reader`` under its splits reads operand ``index`` on each of its cores in the
+        sticks the writer under its splits wrote there (a reader on fewer cores than the writer reads
+        the first cores': replicas of a writer hold what such a reader needs)."""
+        reader_cores, writer_cores = math.prod(reader_splits), math.prod(writer_splits)
+        replicated = len(writer_splits) > len(self.problem(facts.holders[0]).sizes)
+        if reader_cores > writer_cores or (reader_cores < writer_cores and not replicated):
+            return False  # a core of the reader's holds nothing, or only a writer's replica holds the box it reads
         key = (reader, index, reader_splits, writer_splits)
         if key not in self._read_own:
-            written = self.regions(facts.holders[0], len(facts.holders[0].inputs), writer_splits)
             read = self.regions(reader, index, reader_splits)
+            written = self.regions(facts.holders[0], len(facts.holders[0].inputs), writer_splits)[:len(read)]
             self._read_own[key] = read == written or _in_sticks(read, facts.layout) == _in_sticks(written,
                                                                                                  facts.layout)
         return self._read_own[key]

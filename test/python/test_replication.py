@@ -63,6 +63,37 @@ def test_scaled_mlp_matches_eager(mlp, cores, tmp_path):
     assert scaling.placement.kind.data == "lx"
 
 
+class GatedMlp(torch.nn.Module):
+    """A scaled input read by a gate and an up projection, as a transformer's MLP reads its norm."""
+
+    def __init__(self, hidden: int = 1024, inner: int = 2048):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(hidden))
+        self.gate = torch.nn.Linear(hidden, inner, bias=False)
+        self.up = torch.nn.Linear(hidden, inner, bias=False)
+        self.down = torch.nn.Linear(inner, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x * self.scale
+        return self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_gated_mlp_matches_eager(cores, tmp_path):
+    torch.manual_seed(0)
+    model, x = GatedMlp().half().eval(), torch.randn(256, 1024).half()
+    program = compile(model, (x,), cores=cores, out_dir=tmp_path / "out")
+    with torch.no_grad():
+        torch.testing.assert_close(program.run(x), model(x), atol=8e-3, rtol=8e-3)
+    if cores == 32:
+        # Both projections split N and read the scaled input where its replicas left it.
+        ops = [cost.op for cost in program.report.ops]
+        (scaling,) = [op for op in ops if op.get_core_replicas() > 1]
+        gate, up = [op for op in ops[ops.index(scaling):] if op.op_func().kind.value == "matmul"][:2]
+        assert gate.get_core_splits() == up.get_core_splits() == (1, 32, 1)
+        assert scaling.get_core_replicas() == 32 and scaling.placement.kind.data == "lx"
+
+
 def test_replicated_sdsc_repeats_each_slice_on_consecutive_cores(mlp, tmp_path):
     import jsonschema
     model, x = mlp

@@ -1,4 +1,5 @@
-// Step 5 may replicate the writer of a matmul's left-hand operand: each group
+// Step 5 may replicate the writer of a matmul's left-hand operand (read by
+// matmuls alone, each as its left-hand operand): each group
 // of cores sharing a slice of it (core_replicas) computes the rows its cores'
 // N slices of the matmul read, into each core's own LX, so that the matmul splits
 // N (each core its own slice of the weight, its result a slice its reader keeps
@@ -29,7 +30,50 @@ func.func @replicate_for_n_split(%x: tensor<128x512xf16>, %s: tensor<128x512xf16
 
 // -----
 
-// A left-hand operand another op reads too is not replicated: the exp would
+// A gated MLP: the gate and the up projection read one scaled input.  Each splits
+// N 32 ways and keeps its result in LX for the silu and the mul; the scaling is
+// replicated on all 32 cores for both (a split K would send both results through
+// HBM as partial sums: 137.3 us predicted, against 97.4).
+// CHECK-LABEL: func.func @gate_and_up_read_one_operand
+// CHECK:         spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 1>, core_replicas = 32 : i64}
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32, 1>}
+// CHECK-NEXT:    spyre.matmul (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32, 1>}
+// CHECK-NEXT:    spyre.pointwise "silu" (%{{.*}}) {core_splits = array<i64: 1, 32>}
+// CHECK-NEXT:    spyre.pointwise "mul" (%{{.*}}, %{{.*}}) {core_splits = array<i64: 1, 32>}
+// PLACED-LABEL: func.func @gate_and_up_read_one_operand
+// PLACED:         spyre.pointwise "mul"{{.*}}core_replicas = 32 : i64, placement = #spyre.placement<lx
+// PLACED-NEXT:    spyre.matmul{{.*}}placement = #spyre.placement<lx
+// PLACED-NEXT:    spyre.matmul{{.*}}placement = #spyre.placement<lx
+func.func @gate_and_up_read_one_operand(%x: tensor<256x1024xf16>, %s: tensor<256x1024xf16>, %wg: tensor<1024x2048xf16>, %wu: tensor<1024x2048xf16>, %wd: tensor<2048x1024xf16>) -> tensor<256x1024xf16> {
+  %y = spyre.pointwise "mul" (%x, %s) : (tensor<256x1024xf16>, tensor<256x1024xf16>) -> tensor<256x1024xf16>
+  %g = spyre.matmul (%y, %wg) : (tensor<256x1024xf16>, tensor<1024x2048xf16>) -> tensor<256x2048xf16>
+  %u = spyre.matmul (%y, %wu) : (tensor<256x1024xf16>, tensor<1024x2048xf16>) -> tensor<256x2048xf16>
+  %a = spyre.pointwise "silu" (%g) : (tensor<256x2048xf16>) -> tensor<256x2048xf16>
+  %m = spyre.pointwise "mul" (%a, %u) : (tensor<256x2048xf16>, tensor<256x2048xf16>) -> tensor<256x2048xf16>
+  %o = spyre.matmul (%m, %wd) : (tensor<256x2048xf16>, tensor<2048x1024xf16>) -> tensor<256x1024xf16>
+  func.return %o : tensor<256x1024xf16>
+}
+
+// -----
+
+// Two matmuls reading one operand, where no replicated division is faster
+// than splitting both K 16 ways beside a scaling split the same way: nothing is
+// replicated.
+// CHECK-LABEL: func.func @gate_and_up_without_replicas
+// CHECK-NOT:     core_replicas
+// CHECK:         func.return
+func.func @gate_and_up_without_replicas(%x: tensor<256x1024xf16>, %s: tensor<256x1024xf16>, %wg: tensor<1024x2048xf16>, %wu: tensor<1024x2048xf16>) -> tensor<256x2048xf16> {
+  %y = spyre.pointwise "mul" (%x, %s) : (tensor<256x1024xf16>, tensor<256x1024xf16>) -> tensor<256x1024xf16>
+  %g = spyre.matmul (%y, %wg) : (tensor<256x1024xf16>, tensor<1024x2048xf16>) -> tensor<256x2048xf16>
+  %u = spyre.matmul (%y, %wu) : (tensor<256x1024xf16>, tensor<1024x2048xf16>) -> tensor<256x2048xf16>
+  %a = spyre.pointwise "silu" (%g) : (tensor<256x2048xf16>) -> tensor<256x2048xf16>
+  %m = spyre.pointwise "mul" (%a, %u) : (tensor<256x2048xf16>, tensor<256x2048xf16>) -> tensor<256x2048xf16>
+  func.return %m : tensor<256x2048xf16>
+}
+
+// -----
+
+// A left-hand operand an op other than a matmul reads too is not replicated: the exp would
 // have to read it as the replicas wrote it.
 // CHECK-LABEL: func.func @shared_operand_not_replicated
 // CHECK-NOT:     core_replicas
