@@ -369,6 +369,10 @@ counted in LX to HBM than at 0.75, and attention's scaled queries fit beside the
 of 1.55 per core on 32 cores at 512 tokens), which 0.75 sent through HBM."""
 
 
+_FEW_MOVERS = 4
+"""A trial of at most this many ops finds the values it moves among their tensors."""
+
+
 class DivisionPlan:
     """The splits work division has decided in one function, and what the cost model predicts of
     them with every tensor where memory planning may put it.
@@ -518,7 +522,7 @@ class DivisionPlan:
         among them or decided).  In a coarse-tiling loop of more than one iteration, a working set
         beyond the practical LX spills (:func:`~spyre_mlir.analysis.cost.spill_factor`)."""
         splits = trial.get(op) or self.splits[op]
-        memories = tuple(self.memory(v, trial) if _touched(v, trial) else self._settled_memory(v)
+        memories = tuple(self.memory(v, trial) if self._touched(v, trial) else self._settled_memory(v)
                          for v in self.tensors(op))
         key = (op, splits, memories)
         if key not in self._prices:
@@ -530,6 +534,13 @@ class DivisionPlan:
                 self._prices[key] = prices[alike] = division_ns(self.problem(op), splits, memories,
                                                                 iterations(op) > 1)
         return self._prices[key]
+
+    def _touched(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> bool:
+        """Whether an op of ``trial`` writes or reads ``value`` (its split may move the value): by
+        the trial's ops' tensors, or for a trial of many ops (a replication's), by the value's uses."""
+        if len(trial) <= _FEW_MOVERS:
+            return any(value in self.tensors(other) for other in trial)
+        return (isinstance(value, OpResult) and value.op in trial) or any(use.operation in trial for use in value.uses)
 
     def kind(self, op: ComputeOp) -> int:
         """A number for ``op``'s :func:`~spyre_mlir.analysis.work.op_structure` and whether it runs in
@@ -619,11 +630,6 @@ class DivisionPlan:
         time it may change (all divided)."""
         around = self.neighbours(op)
         return lambda splits: sum(self.price(other, {op: splits}) for other in around)
-
-
-def _touched(value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> bool:
-    """Whether an op of ``trial`` writes or reads ``value`` (its split may move the value)."""
-    return (isinstance(value, OpResult) and value.op in trial) or any(use.operation in trial for use in value.uses)
 
 
 def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = None) -> WorkDivision:
