@@ -449,7 +449,7 @@ class DivisionPlan:
         """The positions of the ops from ``value``'s writer to its last reader (none if it never
         lives in LX)."""
         if value not in self._lifetimes:
-            holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+            holders = self.holders(value)
             positions = [self._position[op] for op in holders if op in self._position]
             self._lifetimes[value] = range(min(positions), max(positions) + 1) if positions else range(0)
         return self._lifetimes[value]
@@ -467,7 +467,7 @@ class DivisionPlan:
     def share(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> int | None:
         """:func:`~spyre_mlir.analysis.residency.lx_share` of ``value`` when the ops of ``trial`` take
         its splits (a reader not divided yet follows its writer)."""
-        holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+        holders = self.holders(value)
         if not holders:
             return None
         key = (value, *(trial.get(op) or self.splits.get(op) for op in holders))
@@ -561,7 +561,7 @@ class DivisionPlan:
         return (self.kind(op), tuple(self._value_inputs(v, op) for v in self.tensors(op)))
 
     def _value_inputs(self, value: SSAValue, op: ComputeOp) -> tuple[object, ...] | None:
-        holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+        holders = self.holders(value)
         if not holders:
             return None
         position = {holder: i for i, holder in enumerate(holders)}
@@ -583,7 +583,7 @@ class DivisionPlan:
         def where(value: SSAValue) -> object:
             if value not in moved:
                 return self._settled_memory(value)
-            holders = self._shares.holders(value) if isinstance(value, OpResult) else ()
+            holders = self.holders(value)
             if not holders:
                 return None
             return (tuple(position[h] for h in holders),
@@ -786,13 +786,17 @@ def _with_replicas(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]],
         return chosen  # no replicated division to try
     followers: dict[tuple[int, ...], dict[ComputeOp, tuple[int, ...]] | None] = {}
 
+    def follow(splits: tuple[int, ...], division: tuple[int, ...]) -> dict[ComputeOp, tuple[int, ...]]:
+        """``op`` and its producers under ``splits``, the writer and its producers under ``division``."""
+        return {op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, division)}
+
     def co_splits(splits: tuple[int, ...], division: tuple[int, ...]) -> dict[ComputeOp, tuple[int, ...]] | None:
         """Each co-reader's cheapest split reading what ``division`` leaves on its cores beside ``op``
         under ``splits`` (priced with the readers of its result: every such split reads the operand
         alike), None when one has none; taken for every split of ``op`` giving the writer
         ``division``."""
         if division not in followers:
-            base = {op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, division)}
+            base = follow(splits, division)
             followers[division] = {}
             for reader in co_readers:
                 served = [s for s in divisions[reader].candidates
@@ -806,11 +810,8 @@ def _with_replicas(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]],
                     plan.splits[reader])
         return followers[division]
 
-    trials = []
-    for splits, division in aligned.items():
-        if (readers := co_splits(splits, division)) is not None:
-            trials.append({op: splits, **dict.fromkeys(producers, splits), **dict.fromkeys(replicable, division),
-                           **readers})
+    trials = [{**follow(splits, division), **readers} for splits, division in aligned.items()
+              if (readers := co_splits(splits, division)) is not None]
     best = min([price(chosen), *(price(trial) for trial in trials if len(trial[writer]) == rank)])
     for trial in (trial for trial in trials if len(trial[writer]) > rank):
         if (ns := price(trial)) < best * (1 - _TIE):

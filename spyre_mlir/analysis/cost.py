@@ -80,7 +80,7 @@ from xdsl.ir import SSAValue
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, output_results
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
-from spyre_mlir.analysis.work import WorkProblem, core_division, work_problem
+from spyre_mlir.analysis.work import WorkProblem, core_division, replica_count, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.figures import figures_table
@@ -434,8 +434,8 @@ def division_traffic(problem: WorkProblem, splits: Sequence[int], memories: Sequ
                 shared += (cores - distinct) * nbytes
         else:
             moved[memory][1] += (cores if memory is Memory.LX else distinct) * nbytes
-    replicas = math.prod(splits[len(problem.sizes):])  # a replicated op computes each slice that often
-    macs = math.prod(problem.sizes) * replicas if problem.matmul else 0
+    # A replicated op computes each slice once per replica.
+    macs = math.prod(problem.sizes) * replica_count(splits, len(problem.sizes)) if problem.matmul else 0
     (hbm_read, hbm_written), (lx_read, lx_written) = moved[Memory.HBM], moved[Memory.LX]
     row_stored = hbm_written if problem.tied else 0
     return Traffic(hbm_read, hbm_written, lx_read, lx_written, macs, replicated, shared, row_stored, streamed)

@@ -30,7 +30,8 @@ from typing import NamedTuple
 
 from xdsl.ir import Block, OpResult, Operation
 
-from spyre_mlir.analysis.work import Regions, WorkProblem, core_division, problem_regions, work_problem
+from spyre_mlir.analysis.work import (Regions, WorkProblem, core_division, problem_regions, replica_count,
+                                      work_problem)
 from spyre_mlir.dialects.spyre import ComputeOp, tensor_layout
 from spyre_mlir.layout import ABSENT, StickLayout
 from spyre_mlir.opfuncs import OpKind
@@ -218,7 +219,7 @@ class LxShares:
         sticks the writer under its splits wrote there (a reader on fewer cores than the writer reads
         the first cores': replicas of a writer hold what such a reader needs)."""
         reader_cores, writer_cores = math.prod(reader_splits), math.prod(writer_splits)
-        replicated = len(writer_splits) > len(self.problem(facts.holders[0]).sizes)
+        replicated = replica_count(writer_splits, len(self.problem(facts.holders[0]).sizes)) > 1
         if reader_cores > writer_cores or (reader_cores < writer_cores and not replicated):
             return False  # a core of the reader's holds nothing, or only a writer's replica holds the box it reads
         key = (reader, index, reader_splits, writer_splits)

@@ -432,6 +432,11 @@ def core_division(op: ComputeOp) -> tuple[int, ...]:
     return (*splits, replicas) if replicas > 1 else tuple(splits)
 
 
+def replica_count(division: Sequence[int], rank: int) -> int:
+    """The replica count a division of an op with ``rank`` iteration dims ends in (1 without one)."""
+    return math.prod(division[rank:])
+
+
 def core_regions(op: ComputeOp, tensor_index: int, division: Sequence[int] | None = None) -> Regions:
     """:func:`problem_regions` of ``op`` under ``division`` (default: its :func:`core_division`)."""
     return problem_regions(work_problem(op), tensor_index, tuple(division or core_division(op)))
@@ -472,7 +477,7 @@ def core_to_slice(division: Sequence[int], order: Sequence[int], num_cores: int)
     """
     rank = len(order)
     assert sorted(order) == list(range(rank)) and len(division) in (rank, rank + 1), (division, order)
-    total, replicas = math.prod(division), math.prod(division[rank:])
+    total, replicas = math.prod(division), replica_count(division, rank)
     slices = []
     for core in range(num_cores):
         rest, index = core % total // replicas, [0] * rank
