@@ -3,10 +3,10 @@
 # function's body, their `dims` names, result sizes and readers, and the
 # module's `#spyre.target` (cores, usable LX).  Prices candidate tilings with the
 # cost model after the later planning stages (spyre-coarse-tile,
-# spyre-work-division, spyre-plan-memory, run on clones through the pipeline's
-# stage list).  Writes `tiles` hints (fresh `#spyre.hint` ids) on the ops of the
-# cheapest tiling, which spyre-coarse-tile then applies; nothing when no
-# tiling is predicted faster.
+# spyre-work-division, spyre-plan-memory, run through the pipeline's stage list
+# on a module of the ops around each candidate).  Writes `tiles` hints (fresh
+# `#spyre.hint` ids) on the ops of the cheapest tiling, which spyre-coarse-tile
+# then applies; nothing when no tiling is predicted faster.
 """Automatic coarse tiling: tile where an intermediate cannot stay in LX.
 
 A value written by a compute op and read only by compute ops of the same
@@ -29,17 +29,22 @@ operand the tiles re-read.  The pass weighs exactly that:
    with the smallest tile count that makes the value fit and twice that,
    counts dividing the dim (through a matmul, the smallest only: the matmul
    re-reads its other operand once per tile).
-3. Each candidate is priced (:func:`predicted_ns`): a clone of the module gets
-   the hints and runs the later planning stages, then the cost model's total.
-   The cheapest candidate that beats the untiled plan wins; rounds repeat
+3. Each candidate is priced by what it changes (:class:`LocalPricer`): the ops
+   of its group, the writers of their operands, the readers of their results and
+   every op between them become a module of their own (:func:`region_module`),
+   which runs the later planning stages with the hints and without; the
+   difference of the cost model's totals is the candidate's gain.  The ops
+   outside the region are neither planned nor priced: a tiling changes where
+   its group's values live and how its neighbours read them, not the plan of a
+   layer away.  The candidate that gains most wins if it gains; rounds repeat
    while one wins and the budget (``max_candidates`` priced per module) lasts.
    Candidates are priced largest overflowing value first (the round trips
    through HBM a tiling may save), then in program order: a long program's
    attention scores come before its first small overflow.  A winner's twins
    (:func:`_twins`: the same group in another copy of a repeated layer, tiled
-   the same way) are priced with it once, beyond the budget, and join it when
-   that is cheaper still: every layer's attention is tiled in the round that
-   tiles the first.
+   the same way) are priced beyond the budget, each on its region, and join it
+   when they gain too: every layer's attention is tiled in the round that tiles
+   the first.
    A candidate the tiling rules refuse is skipped and not counted.
 """
 
@@ -50,7 +55,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.decisions import shared_decisions
@@ -59,6 +66,7 @@ from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, target_config, tensor_layout
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.opfuncs import OpKind
+from spyre_mlir.timing import tally
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,64 @@ def apply_candidate(module: ModuleOp, candidate: Candidate) -> None:
         ops[i].hints = ArrayAttr([*ops[i].get_hints(), hint])
 
 
+def _region(ops: list[ComputeOp], index: dict[ComputeOp, int], members: Sequence[int]) -> tuple[int, int]:
+    """The positions of the first and last compute op of the region that prices a tiling of
+    ``members``: the members, the writers of their operands and the readers of their results
+    (in the members' block), and every op between them."""
+    block = ops[members[0]].parent_block()
+    around = set(members)
+    for i in members:
+        neighbours = [v.op for v in ops[i].inputs if isinstance(v, OpResult)]
+        neighbours += [use.operation for use in ops[i].result.uses]
+        around.update(index[n] for n in neighbours if isinstance(n, ComputeOp) and n.parent_block() is block)
+    return min(around), max(around)
+
+
+def region_module(module: ModuleOp, first: ComputeOp, last: ComputeOp) -> ModuleOp:
+    """A module of the ops of ``first``'s block from ``first`` to ``last``, with the target of
+    ``module``: one function whose arguments are the values they read and do not define (a
+    function argument keeps its attributes) and whose results are the values they define and
+    other ops read."""
+    block = first.parent_block()
+    assert block is not None and last.parent_block() is block
+    region: list[Operation] = []
+    op: Operation | None = first
+    while op is not None:
+        region.append(op)
+        op = None if op is last else op.next_op
+    inner = [o for op in region for o in op.walk()]
+    defined = {v for o in inner for v in (*o.results, *(a for r in o.regions for b in r.blocks for a in b.args))}
+    inputs = list(dict.fromkeys(v for o in inner for v in o.operands if v not in defined))
+    tops = set(region)
+    outputs = [r for op in region for r in op.results if any(not _inside(use.operation, tops) for use in r.uses)]
+    body = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
+    for v, arg in mapping.items():
+        arg.name_hint = v.name_hint
+    for op in region:
+        body.add_op(op.clone(mapping))
+    body.add_op(func.ReturnOp(*(mapping[v] for v in outputs)))
+    function = func.FuncOp("region", ([v.type for v in inputs], [v.type for v in outputs]), Region(body))
+    function.arg_attrs = ArrayAttr([_arg_attrs(v) for v in inputs])
+    return ModuleOp([function], attributes=dict(module.attributes))
+
+
+def _inside(user: Operation | None, tops: set[Operation]) -> bool:
+    """Whether ``user`` is one of the ops ``tops`` or nested in one."""
+    while user is not None and user not in tops:
+        user = user.parent_op()
+    return user is not None
+
+
+def _arg_attrs(value: SSAValue) -> DictionaryAttr:
+    """The attributes of function argument ``value``; none for a value an op defines."""
+    if isinstance(value, BlockArgument):
+        function = value.block.parent_op()
+        if isinstance(function, func.FuncOp) and function.arg_attrs is not None:
+            return function.arg_attrs.data[value.index]
+    return DictionaryAttr({})
+
+
 def predicted_ns(module: ModuleOp, tilings: Sequence[Candidate] = (), span_tiling: bool = True,
                  lx_solver: str = "auto") -> float | None:
     """The cost model's total for a clone of ``module`` tiled by each of ``tilings`` (none: as it
@@ -167,9 +233,50 @@ def predicted_ns(module: ModuleOp, tilings: Sequence[Candidate] = (), span_tilin
     try:
         for stage in planning_stages(span_tiling, lx_solver):
             stage.apply(Context(), clone)
+        return cost_report(clone).total_ns
     except SpyreError:
         return None
-    return cost_report(clone).total_ns
+
+
+class LocalPricer:
+    """Prices a tiling by what it changes (step 3): the planning stages and the cost model run on
+    the region around its group (:func:`_region`, :func:`region_module`), tiled and as it is; the
+    difference is what the tiling saves.  The region as it is is priced once per module state."""
+
+    def __init__(self, module: ModuleOp, span_tiling: bool, lx_solver: str):
+        self.module, self.span_tiling, self.lx_solver = module, span_tiling, lx_solver
+        self.priced = 0
+        """Tilings priced."""
+        self.regions = 0
+        """Regions planned as they are (each tiling plans its region once more)."""
+        self._untiled: dict[tuple[int, int], float | None] = {}
+        self._whole: float | None = None
+
+    def changed(self) -> None:
+        """Forget the prices of the module as it was: a tiling was applied."""
+        self._untiled.clear()
+        self._whole = None
+
+    def gain(self, candidate: Candidate) -> float | None:
+        """The predicted ns ``candidate`` changes the module's total by (negative: it saves time);
+        None when the tiling rules refuse it.  A region the planning stages refuse as it is (its
+        boundary cuts what they need) is priced on the whole module instead."""
+        self.priced += 1
+        ops = _compute_ops(self.module)
+        first, last = _region(ops, {op: i for i, op in enumerate(ops)}, candidate.members)
+        region = region_module(self.module, ops[first], ops[last])
+        if (first, last) not in self._untiled:
+            self.regions += 1
+            self._untiled[first, last] = predicted_ns(region, (), self.span_tiling, self.lx_solver)
+        untiled = self._untiled[first, last]
+        if untiled is None:
+            if self._whole is None:
+                self._whole = predicted_ns(self.module, (), self.span_tiling, self.lx_solver)
+            tiled = predicted_ns(self.module, (candidate,), self.span_tiling, self.lx_solver)
+            return None if tiled is None or self._whole is None else tiled - self._whole
+        local = Candidate(tuple(i - first for i in candidate.members), candidate.name, candidate.count)
+        tiled = predicted_ns(region, (local,), self.span_tiling, self.lx_solver)
+        return None if tiled is None else tiled - untiled
 
 
 def _tiled(op: ComputeOp) -> bool:
@@ -184,35 +291,31 @@ def auto_tile(module: ModuleOp, max_candidates: int = 10, span_tiling: bool = Tr
     if any(_tiled(op) for op in _compute_ops(module)):
         return []
     config = target_config(module)
+    pricer = LocalPricer(module, span_tiling, lx_solver)
     applied: list[Candidate] = []
     budget = max_candidates
-    best_ns: float | None = None  # the module as it is: untiled, then the last round's winner
     while budget > 0 and (found := candidates(module, config)):
-        if best_ns is None:
-            best_ns = predicted_ns(module, (), span_tiling, lx_solver)
         priced: list[tuple[float, Candidate]] = []
         for candidate in found:
             if len(priced) == budget:
                 break
-            ns = predicted_ns(module, (candidate,), span_tiling, lx_solver)
-            if ns is not None:
-                priced.append((ns, candidate))
+            gain = pricer.gain(candidate)
+            if gain is not None:
+                priced.append((gain, candidate))
         budget -= len(priced)
-        if best_ns is None or not priced:
+        if not priced:
             break
-        ns, best = min(priced, key=lambda p: p[0])
-        if ns >= best_ns:
+        gain, best = min(priced, key=lambda p: p[0])
+        if gain >= 0:
             break
-        chosen = [best]
-        twins = _twins(_compute_ops(module), best, found)
-        if twins:
-            together = predicted_ns(module, [best, *twins], span_tiling, lx_solver)
-            if together is not None and together < ns:
-                chosen, ns = [best, *twins], together
+        chosen = [best, *(twin for twin in _twins(_compute_ops(module), best, found)
+                          if (twin_gain := pricer.gain(twin)) is not None and twin_gain < 0)]
         for candidate in chosen:
             apply_candidate(module, candidate)
+        pricer.changed()
         applied += chosen
-        best_ns = ns
+    tally("tilings priced", pricer.priced)
+    tally("regions planned", pricer.regions)
     return applied
 
 
@@ -244,7 +347,7 @@ class AutoTilePass(ModulePass):
     name = "spyre-auto-tile"
 
     max_candidates: int = 10
-    """Tilings priced per module at most (each runs the later planning stages on a clone)."""
+    """Tilings priced per module at most (each runs the later planning stages on its region)."""
 
     span_tiling: bool = True
     """spyre-coarse-tile's option in the stages that price a candidate."""
@@ -253,5 +356,5 @@ class AutoTilePass(ModulePass):
     """spyre-plan-memory's LX solver in the stages that price a candidate."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with shared_decisions():  # the clones' work divisions differ only around a tiling
+        with shared_decisions():  # the regions' work divisions differ only around a tiling
             auto_tile(op, self.max_candidates, self.span_tiling, self.lx_solver)

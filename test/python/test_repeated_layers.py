@@ -127,18 +127,32 @@ def test_the_layers_after_the_first_are_planned_from_it(name, monkeypatch):
     assert plan.reused >= ops // 3, (plan.reused, ops)
 
 
-@pytest.mark.parametrize(("name", "stage"), [("long_llama", "spyre-auto-tile"), ("granite", "spyre-pad-dims")])
-def test_the_clones_a_pass_prices_share_their_decisions(name, stage):
-    _, module = imported(name)
+def test_the_clones_pad_dims_prices_share_their_decisions():
+    _, module = imported("granite")
     with timed() as timings:
         run_stages(module.clone(), CompileOptions(cores=4), log=io.StringIO())
-    label = next(label for label, _ in timings.rows() if label.startswith(stage + " ("))
-    taken = int(label.split("taken from an op priced alike ")[1].rstrip(")"))
-    assert taken > 0, label
+    counts = _counts(timings, "spyre-pad-dims")
+    assert counts["taken from an op priced alike"] > 0, counts
     # The module is divided after the clones, as the one that won: every decision is taken from it.
-    label = next(label for label, _ in timings.rows() if label.startswith("spyre-work-division ("))
-    decisions, taken = (int(n) for n in re.findall(r"\d+", label))
-    assert taken == decisions > 0, label
+    counts = _counts(timings, "spyre-work-division")
+    assert counts["taken from an op priced alike"] == counts["decisions"] > 0, counts
+
+
+def test_auto_tile_plans_regions_whose_repeated_layers_share_decisions():
+    """spyre-auto-tile plans the region around each candidate, not the module (:class:`LocalPricer`):
+    the regions of the long Llama's layers are divided alike, and take decisions from one another."""
+    _, module = imported("long_llama")
+    with timed() as timings:
+        run_stages(module.clone(), CompileOptions(cores=4), log=io.StringIO())
+    counts = _counts(timings, "spyre-auto-tile")
+    assert counts["tilings priced"] >= counts["regions planned"] > 0, counts
+    assert counts["taken from an op priced alike"] > 0, counts
+
+
+def _counts(timings, stage: str) -> dict[str, int]:
+    """The counts on ``stage``'s ``--time-passes`` line, by what they count."""
+    label = next(label for label, _ in timings.rows() if label.startswith(stage + " ("))
+    return {what: int(n) for what, n in re.findall(r"([a-z][a-z ]*?) (\d+)", label[len(stage) + 2:-1])}
 
 
 def _attached(module):
