@@ -116,6 +116,7 @@ from spyre_mlir.analysis.views import (
     fold_indexing,
     map_coords,
     materialise_view,
+    nest_row,
     split_names,
     unreadable_reason,
     widen_copy_reads,
@@ -178,9 +179,8 @@ def _pad_nested_rows(rewriter: Rewriter, op: ComputeOp, written: Sequence[Linear
     layout = tensor_layout(op.result.type)
     padded = list(layout.padded_host_shape)
     for j, coord in enumerate(written):
-        if len(coord.terms) > 1 and j != layout.stick_dim:
-            rows = max(k for _, k in coord.terms)
-            padded[j] = round_up(padded[j], rows)
+        if j != layout.stick_dim:
+            padded[j] = round_up(padded[j], nest_row(coord))
     if padded != list(layout.padded_host_shape):
         assert isinstance(op.result.type, TensorType)
         rewriter.replace_value_with_new_type(op.result, TensorType(

@@ -171,10 +171,12 @@ def _check_whole_result(op: ComputeOp, members: set[ComputeOp]) -> None:
     whole."""
     users = [u.operation for u in op.result.uses
              if u.operation not in members and not isinstance(u.operation, ComputeOp)]
+    if not users:
+        return
     written = list(tile_region(op, op.get_indexing_maps()[-1], tile_box(op, ())).sizes)
     assert isinstance(op.result.type, TensorType)
     shape = list(op.result.type.get_shape())
-    if users and written != shape:
+    if written != shape:
         raise SpyreError(f"'{op.name}' op: cannot tile it: it computes {written} and its result is the slice "
                          f"{shape} of that (the rest written into the result's padding), which '{users[0].name}' "
                          f"reads; tiled, it would read all {written}: leave the op out of the tiles hint", op=op)

@@ -33,6 +33,7 @@ from spyre_mlir.analysis.views import (
     copy_reason,
     dim,
     materialise_view,
+    nest_row,
     op_reads,
     read_through_views,
     shared_hints,
@@ -191,9 +192,9 @@ def nest_padding(layout: StickLayout, coords: Sequence[Linear], stick: int) -> t
     copy writes 192 of take 240, whole heads, which a layout label describes (192 is not)."""
     extents = list(layout.padded_host_shape)
     for j, coord in enumerate(coords):
-        if j == stick or len(coord.terms) < 2:
+        if j == stick:
             continue
-        outer = max(c for _, c in coord.terms)
+        outer = nest_row(coord)
         written = round_up(extents[j], layout.elems_per_stick) if j == layout.stick_dim else extents[j]
         if written % outer:
             extents[j] = round_up(written, outer)

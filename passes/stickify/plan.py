@@ -23,7 +23,7 @@ from xdsl.ir import BlockArgument, SSAValue
 
 from spyre_mlir.analysis.assembly import Assembly, assembly_filled_by, assembly_of
 from spyre_mlir.analysis.linear import Linear
-from spyre_mlir.analysis.views import Dim, Read, atoms, dim, map_coords, op_reads, read_through_views
+from spyre_mlir.analysis.views import Dim, Read, atoms, dim, map_coords, nest_row, op_reads, read_through_views
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import (
     ComputeOp,
@@ -194,8 +194,7 @@ def nest_rows(read: Read) -> list[int]:
     rows = [1] * len(read.coords)
     for each in coords:
         for j, coord in enumerate(each):
-            if len(coord.terms) > 1:
-                rows[j] = math.lcm(rows[j], max(c for _, c in coord.terms))
+            rows[j] = math.lcm(rows[j], nest_row(coord))
     return rows
 
 

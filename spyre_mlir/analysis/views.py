@@ -107,6 +107,12 @@ def constant(value: int) -> Linear[Atom]:
     return Linear.constant(value)
 
 
+def nest_row(lin: Linear) -> int:
+    """The elements one row of the outermost term of a row-major nest spans (``77 * d1 + d0``:
+    77): the largest coefficient of a coordinate of several terms; 1 for one of one term or none."""
+    return max(c for _, c in lin.terms) if len(lin.terms) > 1 else 1
+
+
 def value_range(lin: Linear, space: Sequence[int]) -> tuple[int, int]:
     """Inclusive bounds of ``lin`` over the iteration space ``space``."""
     return lin.bounds(lambda atom: _atom_range(atom, space))
