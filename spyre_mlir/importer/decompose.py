@@ -272,12 +272,12 @@ def decompose_by_node(program: torch.export.ExportedProgram,
         return None
     tally("ops traced", len(decomposer.traces))
     tally("taken from an op traced alike", decomposer.reused)
-    module = torch.fx.GraphModule(program.graph_module, graph)
     outputs = next(n for n in graph.nodes if n.op == "output").args[0]
     specs = [OutputSpec(spec.kind, TensorArgument(out.name), spec.target)
              for spec, out in zip(program.graph_signature.output_specs, outputs)]
     signature = ExportGraphSignature(program.graph_signature.input_specs, specs)
-    return torch.export.ExportedProgram(root=module, graph=module.graph, graph_signature=signature,
+    # The program builds the graph's module (generating its Python code) once.
+    return torch.export.ExportedProgram(root=program.graph_module, graph=graph, graph_signature=signature,
                                         state_dict=program.state_dict, range_constraints={},
                                         module_call_graph=program._module_call_graph,
                                         example_inputs=program.example_inputs, constants=program.constants)
