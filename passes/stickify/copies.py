@@ -394,9 +394,10 @@ class Copier(CopyMaker):
         """Let pointwise ``op`` read operand ``index``, broadcast along ``required`` (a bias row
         ``b[10:74]`` added to rows sticked on their row dim), from its storage with one more dim
         of one element, sticked on it (:meth:`with_unit_stick`): its stick coordinate is then the
-        constant 0, which a pointwise op broadcasts.  False when the op is not pointwise or reads
-        the operand along ``required``."""
-        if op.op_func().kind is not OpKind.POINTWISE or any(
+        constant 0, which a pointwise op broadcasts; a copy of a returned view that broadcasts one
+        element (``x[0:1][None].expand(3, 1)``) reads it so too.  False when the op is neither or
+        reads the operand along ``required``."""
+        if (op.op_func().kind is not OpKind.POINTWISE and not isinstance(op, RestickifyOp)) or any(
                 isinstance(a, Dim) and a.pos == required for coord in read.coords for a in atoms(coord)):
             return False
         operand = op.operands[index]

@@ -327,6 +327,20 @@ def test_flatten_seed_example_matches_eager():
         np.testing.assert_array_equal(g, e.numpy())
 
 
+def test_regression_a_returned_broadcast_of_one_element_reads_a_unit_stick():
+    """``x[0:1][None].expand(3, 1)`` of a [3] ``x``, returned (the property test above, shape [3]):
+    its copy reads one position of ``x``'s stick of 3 and broadcasts it along both its dims, so no
+    dim of ``x`` follows the dim its result is sticked on.  spyre-stickify raised "no dim of its
+    storage [3] follows it"; the copy now reads ``x`` with one more dim of one element, sticked on
+    that dim, as a pointwise op reading a broadcast operand does, and reads what eager reads."""
+    program = [("unary", 0, "abs"), ("unary", 0, "abs"), ("slice", 0, 0, 0, 1), ("expand", 3, 0, 3),
+               ("unary", 4, "neg")]
+    x = torch.tensor([1.0, -2.0, 3.0])
+    got = execute(compile_folded(program, x), [x.numpy()])
+    for g, e in zip(got, replay(program, x)):
+        np.testing.assert_array_equal(g, e.contiguous().numpy())
+
+
 def test_the_check_catches_a_wrong_map():
     """The differential check fails when a folded map reads the wrong elements."""
     program = [("permute", 0, (1, 0)), ("unary", 1, "neg")]
