@@ -36,7 +36,9 @@ operand the tiles re-read.  The pass weighs exactly that:
    difference of the cost model's totals is the candidate's gain.  The ops
    outside the region are neither planned nor priced: a tiling changes where
    its group's values live and how its neighbours read them, not the plan of a
-   layer away.  The candidate that gains most wins if it gains; rounds repeat
+   layer away.  A region of more than half the module (a group spanning layers)
+   is priced on the whole module.  The candidate that gains most wins if it
+   gains; rounds repeat
    while one wins and the budget (``max_candidates`` priced per module) lasts.
    Candidates are priced largest overflowing value first (the round trips
    through HBM a tiling may save), then in program order: a long program's
@@ -252,6 +254,13 @@ class LocalPricer:
         self._untiled: dict[tuple[int, int], float | None] = {}
         self._whole: float | None = None
 
+    def _whole_gain(self, candidate: Candidate) -> float | None:
+        """The gain of ``candidate`` priced on the whole module."""
+        if self._whole is None:
+            self._whole = predicted_ns(self.module, (), self.span_tiling, self.lx_solver)
+        tiled = predicted_ns(self.module, (candidate,), self.span_tiling, self.lx_solver)
+        return None if tiled is None or self._whole is None else tiled - self._whole
+
     def changed(self) -> None:
         """Forget the prices of the module as it was: a tiling was applied."""
         self._untiled.clear()
@@ -259,21 +268,23 @@ class LocalPricer:
 
     def gain(self, candidate: Candidate) -> float | None:
         """The predicted ns ``candidate`` changes the module's total by (negative: it saves time);
-        None when the tiling rules refuse it.  A region the planning stages refuse as it is (its
-        boundary cuts what they need) is priced on the whole module instead."""
+        None when the tiling rules refuse it.  A region of more than half the module's compute ops
+        (a group spanning layers: T5's position bias, computed once and added in every layer), or
+        one the planning stages refuse as it is (its boundary cuts what they need), is priced on
+        the whole module instead: work division's revisits may carry a tiling's effect past a
+        boundary, and a region that large saves little."""
         self.priced += 1
         ops = _compute_ops(self.module)
         first, last = _region(ops, {op: i for i, op in enumerate(ops)}, candidate.members)
+        if 2 * (last + 1 - first) > len(ops):
+            return self._whole_gain(candidate)
         region = region_module(self.module, ops[first], ops[last])
         if (first, last) not in self._untiled:
             self.regions += 1
             self._untiled[first, last] = predicted_ns(region, (), self.span_tiling, self.lx_solver)
         untiled = self._untiled[first, last]
         if untiled is None:
-            if self._whole is None:
-                self._whole = predicted_ns(self.module, (), self.span_tiling, self.lx_solver)
-            tiled = predicted_ns(self.module, (candidate,), self.span_tiling, self.lx_solver)
-            return None if tiled is None or self._whole is None else tiled - self._whole
+            return self._whole_gain(candidate)
         local = Candidate(tuple(i - first for i in candidate.members), candidate.name, candidate.count)
         tiled = predicted_ns(region, (local,), self.span_tiling, self.lx_solver)
         return None if tiled is None else tiled - untiled
