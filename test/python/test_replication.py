@@ -21,14 +21,21 @@ from reference_files import SCHEMA
 
 
 class ScaledMlp(torch.nn.Module):
-    def __init__(self, hidden: int = 512, inner: int = 2048):
+    """``x * s``, an up projection, silu and a down projection; ``gated``, silu of a gate
+    projection of the scaled input times its up projection, as a transformer's MLP reads its norm."""
+
+    def __init__(self, hidden: int = 512, inner: int = 2048, gated: bool = False):
         super().__init__()
         self.scale = torch.nn.Parameter(torch.randn(hidden))
+        self.gate = torch.nn.Linear(hidden, inner, bias=False) if gated else None
         self.up = torch.nn.Linear(hidden, inner, bias=False)
         self.down = torch.nn.Linear(inner, hidden, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down(torch.nn.functional.silu(self.up(x * self.scale)))
+        h = x * self.scale
+        if self.gate is None:
+            return self.down(torch.nn.functional.silu(self.up(h)))
+        return self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
 
 
 @pytest.fixture(scope="module")
@@ -63,25 +70,10 @@ def test_scaled_mlp_matches_eager(mlp, cores, tmp_path):
     assert scaling.placement.kind.data == "lx"
 
 
-class GatedMlp(torch.nn.Module):
-    """A scaled input read by a gate and an up projection, as a transformer's MLP reads its norm."""
-
-    def __init__(self, hidden: int = 1024, inner: int = 2048):
-        super().__init__()
-        self.scale = torch.nn.Parameter(torch.randn(hidden))
-        self.gate = torch.nn.Linear(hidden, inner, bias=False)
-        self.up = torch.nn.Linear(hidden, inner, bias=False)
-        self.down = torch.nn.Linear(inner, hidden, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x * self.scale
-        return self.down(torch.nn.functional.silu(self.gate(h)) * self.up(h))
-
-
 @pytest.mark.parametrize("cores", [1, 4, 32])
 def test_gated_mlp_matches_eager(cores, tmp_path):
     torch.manual_seed(0)
-    model, x = GatedMlp().half().eval(), torch.randn(256, 1024).half()
+    model, x = ScaledMlp(hidden=1024, gated=True).half().eval(), torch.randn(256, 1024).half()
     program = compile(model, (x,), cores=cores, out_dir=tmp_path / "out")
     with torch.no_grad():
         torch.testing.assert_close(program.run(x), model(x), atol=8e-3, rtol=8e-3)
