@@ -116,16 +116,22 @@ def strided(coord: Linear) -> bool:
 def untangled_stick(copy: ComputeOp, coords: Sequence[Linear], tangled: set[int],
                     elems_per_stick: int, narrow: bool = False, avoid: int | None = None) -> int | None:
     """The dim to stick a tensor of ``copy`` on, read or written at ``coords``, when the one
-    its reader needs is tangled (:func:`untangled`, a head of 32 in sticks of 64): the
-    innermost one that the copy steps along and that is not (a head's sequence dim); with
-    ``narrow``, one the copy does not step along (a sequence of one token: one element per
-    stick) when there is no other; never ``avoid`` (the dim the tensor is sticked on now).  None
-    when there is none."""
+    its reader needs is tangled (:func:`untangled`, a head of 32 in sticks of 64): among those
+    that the copy steps along and that are not (a head's sequence dim), the one padded least to
+    whole sticks, ties to the innermost (GPT-J's rotary pairs interleaved back into a head: its
+    256 tokens, not its 2 heads, which would be padded 32-fold); with ``narrow``, one the copy
+    does not step along (a sequence of one token: one element per stick) when there is no
+    other; never ``avoid`` (the dim the tensor is sticked on now).  None when there is none."""
     space = copy.get_iteration_space()
     others = [j for j, c in enumerate(coords) if j != avoid and (d := stick_driver(c)) not in (None, BROADCAST)
               and (narrow or space[d] > 1) and untangled(copy, c, tangled, elems_per_stick)]
     wide = [j for j in others if space[stick_driver(coords[j])] > 1]
-    return (wide or others or [None])[-1]
+
+    def padding(j: int) -> float:
+        extent = space[stick_driver(coords[j])]
+        return round_up(extent, elems_per_stick) / extent
+
+    return min(reversed(wide or others), key=padding, default=None)
 
 
 def one_element_dim(source: Read, layout: StickLayout) -> int | None:

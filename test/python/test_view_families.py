@@ -21,11 +21,16 @@ from typing import Any
 
 import pytest
 import torch
+from xdsl.ir.affine import AffineDimExpr
 
 transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
 
 import spyre_mlir  # noqa: E402
+from spyre_mlir.dialects.spyre import RestickifyOp, tensor_layout  # noqa: E402
+from spyre_mlir.importer import export_model, import_program  # noqa: E402
 from spyre_mlir.interpreter import compare, tolerance_for  # noqa: E402
+from spyre_mlir.pipeline import compile_stages  # noqa: E402
+from spyre_mlir.mlir_text import make_context  # noqa: E402
 
 
 def _neox() -> Any:
@@ -80,3 +85,23 @@ def test_a_family_reading_views_at_any_offset_matches_eager(name, dtype, cores):
         got = spyre_mlir.compile(model, (ids,), cores=cores).run(ids).last_hidden_state
     assert got.dtype == want.dtype and got.shape == want.shape
     compare(name, got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+def test_regression_interleaved_rotary_pairs_are_copied_onto_their_tokens_not_their_two_heads():
+    """GPT-J's rotary pairs, stacked and flattened back into each head, are copied sticked on a
+    dim the copy steps along untangled: of the 64 tokens (one whole stick) and the 2 heads, the
+    tokens.  Sticked on the heads, the copy was padded 32-fold and restickified back."""
+    torch.manual_seed(0)
+    model = _gptj().half().eval()
+    module = import_program(export_model(model, (torch.randint(0, 256, (1, 64)),)))
+    for stage in compile_stages(4):
+        stage.apply(make_context(), module)
+        if stage.name == "spyre-stickify":
+            break
+    interleaving = [op for op in module.walk() if isinstance(op, RestickifyOp)
+                    and not all(isinstance(e, AffineDimExpr) for e in op.get_indexing_maps()[1].results)]
+    assert len(interleaving) == 2  # the query's pairs and the key's
+    for op in interleaving:
+        layout = tensor_layout(op.result.type)
+        assert layout.host_shape == (1, 64, 2, 32) and layout.stick_dim == 1
