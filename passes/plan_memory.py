@@ -42,7 +42,9 @@ placement: nothing here moves one into LX (that would need an explicit copy-in
 op, which no pass emits).  Loops: positions number ops in pre-order over nested
 regions, and a read inside a loop counts at the loop's end, so per-tile values
 of a loop body live within one iteration and values around the loop live
-across it; LX candidates must be read only by compute ops of their own block.
+across it; LX candidates must be read only by compute ops of their own block
+or of loop bodies there (which read all of one in every iteration: the keys of
+attention tiled by query rows), and such a read counts once per iteration.
 
 Copy-out (DESIGN §4).  A loop-body value that leaves the loop (the source of a
 ``tensor.insert_slice``, or yielded) is written by spyre-lower-to-bundle
@@ -80,6 +82,7 @@ from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.assembly import assemblies
 from spyre_mlir.analysis.kernel_args import fixed_argument_count, output_arguments
+from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.reinterpret import copies_nothing
 from spyre_mlir.analysis.storage import BUFFERS_ATTR, CONSTANTS_ATTR, Constant, StorageTrace, record_placement
 from spyre_mlir.analysis.residency import LxShares, lx_share
@@ -450,19 +453,23 @@ def _readers(value: SSAValue) -> list[Operation]:
 
 
 def _lifetime(value: OpResult, pos: dict[Operation, int], after: dict[Operation, int]) -> tuple[int, int, int]:
-    """``(start, end, uses)``: the write, one past the last read, reads + 1.
+    """``(start, end, uses)``: the write, one past the last read, and the write and reads counted.
 
     A read inside a nested region counts at the end of the op of ``value``'s
-    block that holds it (a loop reads its operands in every iteration).
+    block that holds it (a loop reads its operands in every iteration); a compute
+    op in a loop there reading ``value`` itself reads all of it in every
+    iteration, and counts once per iteration.
     """
     block, readers = value.op.parent_block(), _readers(value)
     assert block is not None
-    start, end = pos[value.op], pos[value.op] + 1
+    start, end, uses = pos[value.op], pos[value.op] + 1, 1
+    direct = {use.operation for use in value.uses if isinstance(use.operation, ComputeOp)}
     for reader in readers:
         holder = block.find_ancestor_op_in_block(reader)
         assert holder is not None, "a reader of a value is nested in the value's block"
         end = max(end, pos[reader] + 1 if holder is reader else after[holder])
-    return start, end, len(readers) + 1
+        uses += iterations(reader) // iterations(value.op) if reader in direct else 1
+    return start, end, uses
 
 
 def _in_place_parents(value: OpResult, names: dict[SSAValue, str], lx_sizes: dict[SSAValue, int | None],

@@ -400,6 +400,7 @@ class DivisionPlan:
         self._lifetimes: dict[SSAValue, range] = {}
         self._settled: dict[SSAValue, Memory] = {}
         self._kinds: dict[ComputeOp, int] = {}
+        self._runs: dict[ComputeOp, int] = {}
         self._value_kinds: dict[OpResult, tuple[object, ...]] = {}
         self._taken = taken_decisions(config)
         self.decisions = 0
@@ -535,6 +536,14 @@ class DivisionPlan:
                                                                 iterations(op) > 1)
         return self._prices[key]
 
+    def time(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
+        """Predicted ns of every execution of ``op`` (:meth:`price` times the trip counts of the loops
+        around it) when the ops of ``trial`` take its splits: a split outside a loop that keeps a
+        value in LX for a reader inside it saves that reader's HBM reads in every iteration."""
+        if op not in self._runs:
+            self._runs[op] = iterations(op)
+        return self.price(op, trial) * self._runs[op]
+
     def _touched(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> bool:
         """Whether an op of ``trial`` writes or reads ``value`` (its split may move the value): by
         the trial's ops' tensors, or for a trial of many ops (a replication's), by the value's uses."""
@@ -629,7 +638,7 @@ class DivisionPlan:
         """The price of a split of ``op``: its own predicted time and that of the neighbours whose
         time it may change (all divided)."""
         around = self.neighbours(op)
-        return lambda splits: sum(self.price(other, {op: splits}) for other in around)
+        return lambda splits: sum(self.time(other, {op: splits}) for other in around)
 
 
 def divide_work(op: ComputeOp, config: SpyreConfig, plan: DivisionPlan | None = None) -> WorkDivision:
@@ -697,7 +706,7 @@ def _with_producers(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]]
     around = list(dict.fromkeys(other for member in (op, *producers) for other in plan.neighbours(member)))
 
     def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
-        return sum(plan.price(other, trial) for other in around)
+        return sum(plan.time(other, trial) for other in around)
 
     best = price(chosen)
     for splits in shared:
@@ -776,7 +785,7 @@ def _with_replicas(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]],
     around = list(dict.fromkeys(other for member in members for other in plan.neighbours(member)))
 
     def price(trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
-        return sum(plan.price(other, trial) for other in around)
+        return sum(plan.time(other, trial) for other in around)
 
     aligned = {splits: division for splits in divisions[op].candidates
                if (not producers or splits in shared)
@@ -806,7 +815,7 @@ def _with_replicas(plan: DivisionPlan, chosen: dict[ComputeOp, tuple[int, ...]],
                     break
                 affected = list(dict.fromkeys((reader, *plan.holders(reader.result))))
                 followers[division][reader] = cheapest(
-                    served, lambda s, r=reader, ops=affected: sum(plan.price(other, {**base, r: s}) for other in ops),
+                    served, lambda s, r=reader, ops=affected: sum(plan.time(other, {**base, r: s}) for other in ops),
                     plan.splits[reader])
         return followers[division]
 

@@ -18,7 +18,10 @@ split by rows like the rows they scale); a reduction over the stick writes
 one element per stick and its readers read the whole stick, which is still
 that core's stick.  A replicated writer (``core_replicas``) computes each slice on
 a group of cores, each into its own LX: a reader's core reads what the writer
-wrote on that core, the same rule.
+wrote on that core, the same rule.  A reader in the body of a loop of the
+writer's block reads all of the value in every iteration (a tile's window of it
+is a ``tensor.extract_slice``, no compute op), so the value stays in LX across
+the loop under the same rule (the keys of attention tiled by query rows).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import math
 from collections.abc import Callable
 from typing import NamedTuple
 
+from xdsl.dialects import scf
 from xdsl.ir import Block, OpResult, Operation
 
 from spyre_mlir.analysis.work import (Regions, WorkProblem, core_division, problem_regions, replica_count,
@@ -57,12 +61,25 @@ def may_read_lx(reader: ComputeOp, index: int) -> bool:
 
 
 def lx_readers(value: OpResult) -> bool:
-    """True when ``value`` is read, and only by compute ops of its writer's block that may read it
-    from LX (:func:`may_read_lx`): its lifetime lies in one region and no reader needs it in HBM."""
+    """True when ``value`` is read, and only by compute ops that may read it from LX
+    (:func:`may_read_lx`) in its writer's block or in the body of a loop there: no reader needs it
+    in HBM, and one in a loop reads all of it in every iteration (a tile's window of it is a
+    ``tensor.extract_slice``, no compute op), where it stays (the keys of attention tiled by query
+    rows)."""
     block = value.op.parent_block()
     uses = list(value.uses)
-    return bool(uses) and all(isinstance(u.operation, ComputeOp) and u.operation.parent_block() is block
+    return bool(uses) and all(isinstance(u.operation, ComputeOp) and _in_loops_of(u.operation, block)
                               and may_read_lx(u.operation, u.index) for u in uses)
+
+
+def _in_loops_of(op: Operation, block: Block | None) -> bool:
+    """True when ``op`` is in ``block`` or in the body of loops nested there."""
+    while op.parent_block() is not block:
+        loop = op.parent_op()
+        if not isinstance(loop, scf.ForOp):
+            return False
+        op = loop
+    return True
 
 
 def _own_splits(op: ComputeOp) -> tuple[int, ...]:
@@ -139,9 +156,10 @@ class LxShares:
         self._block_positions: dict[Block | None, dict[Operation, int]] = {}
 
     def _positions(self, block: Block | None) -> dict[Operation, int]:
-        """The position of each op of ``block`` in it."""
+        """The position of each op of ``block`` in it, and of the ops nested in them (pre-order)."""
         if block not in self._block_positions:
-            self._block_positions[block] = {op: i for i, op in enumerate(block.ops)} if block else {}
+            self._block_positions[block] = {op: i for i, op in enumerate(
+                nested for top in block.ops for nested in top.walk())} if block else {}
         return self._block_positions[block]
 
     def problem(self, op: ComputeOp) -> WorkProblem:

@@ -94,9 +94,27 @@ GROUPED_ATTENTION: dict[str, Callable[[], Program]] = {
 """Tiles of grouped-query heads: the matmuls iterate H as (key/value head, head in its group); 2
 tiles are one loop over the key/value heads, 4 a loop within each group inside it."""
 
+
+def _loop_invariant() -> Program:
+    """``exp(c)`` computed before a loop over ``B`` and read whole by each tile's ``a * exp(c)``, as
+    tiled attention reads its keys in every tile of query rows."""
+    for name, size in (("B", 2), ("R", 128), ("C", 512)):
+        declare_tensor_dim(name, size)
+    a = (torch.randn(2, 128, 512) * 0.5).to(torch.float16)
+    c = (torch.randn(128, 512) * 0.5).to(torch.float16)
+    name_tensor_dims(a, ["B", "R", "C"])
+    name_tensor_dims(c, ["R", "C"])
+
+    def kernel(a, c):
+        k = torch.exp(c)
+        with spyre_hint(tiles={"B": 2}):
+            return torch.exp(a * k)
+    return kernel, (a, c)
+
+
 TILED = {"add_mul_nested", "wsr_matmul", "wsr_matmul_view", "softmax", "transformer_block", *REDUCTIONS,
-         *GROUPED_ATTENTION}
-PROGRAMS = {**EXAMPLES, **REDUCTIONS, **GROUPED_ATTENTION}
+         *GROUPED_ATTENTION, "loop_invariant"}
+PROGRAMS = {**EXAMPLES, **REDUCTIONS, **GROUPED_ATTENTION, "loop_invariant": _loop_invariant}
 BIG = {"transformer_block"}
 
 
@@ -181,6 +199,16 @@ def test_tiled_program_matches_eager(name, cores, tmp_path, imported):
     # rope has no hints: on 1 and 4 cores its intermediate overflows LX and spyre-auto-tile tiles it.
     tiled = name in TILED or (name == "rope" and cores < 32)
     assert ("scf.for" in (tmp_path / "out" / "bundle.mlir").read_text()) == tiled
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_a_value_read_whole_in_every_tile_stays_in_lx_across_the_loop(cores, tmp_path, imported):
+    """``exp(c)`` lives in each core's LX from its writer to the loop's end: HBM holds only the
+    inputs, read once, and the output (before, ``exp(c)`` went through HBM, read in each tile)."""
+    stats = compile_and_check("loop_invariant", cores, tmp_path / "out", imported)
+    a, c = 2 * 128 * 512 * 2, 128 * 512 * 2
+    assert sum(op.hbm_bytes_read for op in stats.ops) == a + c
+    assert sum(op.hbm_bytes_written for op in stats.ops) == a
 
 
 MLIR_OPT = shutil.which("mlir-opt") or next(

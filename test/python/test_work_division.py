@@ -17,13 +17,14 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.utils.test_value import create_ssa_value
 
 from spyre_mlir.diagnostics import SpyreError, SpyreWarning
-from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, PointwiseOp, ReduceOp, attach_target
+from spyre_mlir.dialects.spyre import ComputeOp, HintAttr, MatmulOp, Memory, PointwiseOp, ReduceOp, attach_target
 from spyre_mlir.hardware import SpyreConfig
 from spyre_mlir.layout import stick_layout
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.analysis.work import (DeviceDim, WorkTensor, core_to_slice, per_core_span, slice_order, stick_pieces,
                                      work_problem)
-from spyre_mlir.passes.work_division import WorkDivisionPass, core_split, divide_work, plan_work, split_iteration_space
+from spyre_mlir.passes.work_division import (DivisionPlan, WorkDivisionPass, core_split, divide_work, plan_work,
+                                            split_iteration_space)
 
 LIMIT = 268_431_360
 CORES32 = SpyreConfig(cores=32)
@@ -317,6 +318,38 @@ def test_pass_is_idempotent() -> None:
     # The matmul splits K: split on M it would read all of %w on every core.  The add then splits
     # its columns the same way (step 5), so that each core leaves in LX the slice of %y it reads.
     assert splits == [(1, 32), (1, 1, 32)]
+
+
+def test_a_split_is_priced_by_the_time_of_every_execution_of_its_neighbours() -> None:
+    """A value written before a loop of 8 iterations and read whole in each: a split of its writer
+    changes the reader's time in every iteration, and its price counts each of them."""
+    text = textwrap.dedent("""\
+        func.func @f(%a: tensor<1024x512xf16>, %c: tensor<128x512xf16>) -> tensor<1024x512xf16> {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c8 = arith.constant 8 : index
+          %k = spyre.pointwise "exp" (%c) : (tensor<128x512xf16>) -> tensor<128x512xf16>
+          %init = tensor.empty() : tensor<1024x512xf16>
+          %out = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %init) -> (tensor<1024x512xf16>) {
+            %r = affine.apply affine_map<(d0) -> (d0 * 128)> (%i)
+            %at = tensor.extract_slice %a[%r, 0] [128, 512] [1, 1] : tensor<1024x512xf16> to tensor<128x512xf16>
+            %p = spyre.pointwise "mul" (%at, %k) : (tensor<128x512xf16>, tensor<128x512xf16>) -> tensor<128x512xf16>
+            %next = tensor.insert_slice %p into %acc[%r, 0] [128, 512] [1, 1] : tensor<128x512xf16> into tensor<1024x512xf16>
+            scf.yield %next : tensor<1024x512xf16>
+          }
+          func.return %out : tensor<1024x512xf16>
+        }
+    """)
+    module = parse_module(make_context(), text, "f.mlir")
+    writer, reader = (op for op in module.walk() if isinstance(op, ComputeOp))
+    plan = DivisionPlan(SpyreConfig(cores=4), {writer: (4, 1), reader: (4, 1)})
+    aligned, across = plan.local_price(writer)((4, 1)), plan.local_price(writer)((1, 4))
+    assert plan.memory(writer.result, {}) is Memory.LX and plan.memory(writer.result, {writer: (1, 4)}) is Memory.HBM
+    per_execution = plan.price(reader, {writer: (1, 4)}) - plan.price(reader, {})
+    assert per_execution > 0
+    assert plan.time(reader, {}) == 8 * plan.price(reader, {})
+    assert across - aligned == pytest.approx(8 * per_execution + plan.price(writer, {writer: (1, 4)})
+                                             - plan.price(writer, {}))
 
 
 # --------------------------------------------------------------------------
