@@ -280,8 +280,8 @@ class _Stickifier:
 
         if full in self.plan.fixed:
             stick = self.chooser.choose(assembly.empty, full, candidates, cost)
-        else:
-            stick = min(reversed(candidates), key=cost)  # ties go to the innermost dim
+        else:  # ties go to the dim padded least, then to the innermost
+            stick = min(reversed(candidates), key=lambda s: (cost(s), value_layout(full, s).nbytes))
         for value in assembly.values:
             if value not in self.plan.fixed:
                 self.plan.layouts[value] = value_layout(value, stick)

@@ -21,12 +21,14 @@ from typing import Any
 
 import pytest
 import torch
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir.affine import AffineDimExpr
 
 transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
 
 import spyre_mlir  # noqa: E402
-from spyre_mlir.dialects.spyre import RestickifyOp, tensor_layout  # noqa: E402
+from spyre_mlir.dialects.spyre import LayoutAttr, RestickifyOp, tensor_layout  # noqa: E402
 from spyre_mlir.importer import export_model, import_program  # noqa: E402
 from spyre_mlir.interpreter import compare, tolerance_for  # noqa: E402
 from spyre_mlir.pipeline import compile_stages  # noqa: E402
@@ -87,21 +89,42 @@ def test_a_family_reading_views_at_any_offset_matches_eager(name, dtype, cores):
     compare(name, got.numpy(), want.numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
 
 
+def _stickified_gptj() -> ModuleOp:
+    """GPT-J's module over 64 tokens on 4 cores, through spyre-stickify."""
+    torch.manual_seed(0)
+    module = import_program(export_model(_gptj().half().eval(), (torch.randint(0, 256, (1, 64)),)))
+    for stage in compile_stages(4):
+        stage.apply(make_context(), module)
+        if stage.name == "spyre-stickify":
+            return module
+    raise AssertionError("the pipeline has no spyre-stickify")
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 def test_regression_interleaved_rotary_pairs_are_copied_onto_their_tokens_not_their_two_heads():
     """GPT-J's rotary pairs, stacked and flattened back into each head, are copied sticked on a
     dim the copy steps along untangled: of the 64 tokens (one whole stick) and the 2 heads, the
     tokens.  Sticked on the heads, the copy was padded 32-fold and restickified back."""
-    torch.manual_seed(0)
-    model = _gptj().half().eval()
-    module = import_program(export_model(model, (torch.randint(0, 256, (1, 64)),)))
-    for stage in compile_stages(4):
-        stage.apply(make_context(), module)
-        if stage.name == "spyre-stickify":
-            break
+    module = _stickified_gptj()
     interleaving = [op for op in module.walk() if isinstance(op, RestickifyOp)
                     and not all(isinstance(e, AffineDimExpr) for e in op.get_indexing_maps()[1].results)]
     assert len(interleaving) == 2  # the query's pairs and the key's
     for op in interleaving:
         layout = tensor_layout(op.result.type)
         assert layout.host_shape == (1, 64, 2, 32) and layout.stick_dim == 1
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+def test_regression_the_rotary_and_pass_through_parts_of_a_head_are_joined_on_their_tokens():
+    """GPT-J joins each head's rotary part (32 of 64) and the rest (``torch.cat``): no stick dim
+    holds both pieces whole but the batch, the 64 tokens and the 2 heads, which cost the copies
+    alike; the joined buffer is sticked on the tokens.  Sticked on the heads (ties went to the
+    innermost dim), it and the copies of the pieces into it were padded 32-fold."""
+    module = _stickified_gptj()
+    joined = [op.tensor for op in module.walk() if isinstance(op, tensor.EmptyOp)
+              and tensor_layout(op.tensor.type).host_shape == (1, 64, 2, 64)]
+    assert len(joined) == 2  # the query's and the key's
+    layouts = [tensor_layout(r.type) for op in module.walk() for r in op.results
+               if isinstance(r.type, TensorType) and isinstance(r.type.encoding, LayoutAttr)]
+    sticked_on_heads = [lay for lay in layouts if lay.stick_dim is not None and lay.host_shape[lay.stick_dim] == 2]
+    assert all(tensor_layout(v.type).stick_dim == 1 for v in joined) and not sticked_on_heads
