@@ -67,7 +67,6 @@ class DivisionPlan:
         self._settled: dict[SSAValue, Memory] = {}
         self._kinds: dict[ComputeOp, int] = {}
         self._runs: dict[ComputeOp, int] = {}
-        self._read_counts: dict[SSAValue, int] = {}
         self._value_kinds: dict[OpResult, tuple[object, ...]] = {}
         self._taken = taken_decisions(config)
         self.decisions = 0
@@ -168,29 +167,7 @@ class DivisionPlan:
         others = self._others(value)
         if others is None:
             return Memory.LX if share <= self.config.usable_lx_bytes else Memory.HBM
-        room = PACKED_LX * self.config.usable_lx_bytes
-        return Memory.LX if others + share <= room or self._outweighed(value) + share <= room else Memory.HBM
-
-    def _reads(self, value: SSAValue) -> int:
-        """Reads of ``value``, one per iteration of a reader in a loop that its writer is outside."""
-        if value not in self._read_counts:
-            runs = iterations(value.owner) if isinstance(value, OpResult) else 1
-            self._read_counts[value] = sum(iterations(use.operation) // runs for use in value.uses)
-        return self._read_counts[value]
-
-    def _outweighed(self, value: SSAValue) -> int:
-        """The bytes per core that the values held in LX and read at least as often as ``value`` take
-        at the fullest op of its lifetime: memory planning gives LX to the values saving the most
-        HBM bytes, so ``value`` would take the room of those read less often (the residual stream
-        a layer holds across its attention, beside keys read once per tile of query rows)."""
-        reads = self._reads(value)
-        lifetime = self._lifetime(value)
-        fullest = 0
-        for i in lifetime:
-            fullest = max(fullest, sum(share for other, share in self._held.items()
-                                       if other is not value and i in self._lifetime(other)
-                                       and self._reads(other) >= reads))
-        return fullest
+        return Memory.LX if others + share <= PACKED_LX * self.config.usable_lx_bytes else Memory.HBM
 
     def _others(self, value: SSAValue) -> int | None:
         """The bytes per core the other values held in LX take at the fullest op of ``value``'s

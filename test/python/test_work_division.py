@@ -23,7 +23,7 @@ from spyre_mlir.layout import stick_layout
 from spyre_mlir.mlir_text import make_context, parse_module
 from spyre_mlir.analysis.work import (DeviceDim, WorkTensor, core_to_slice, per_core_span, slice_order, stick_pieces,
                                      work_problem)
-from spyre_mlir.passes.work_division import (PACKED_LX, DivisionPlan, WorkDivisionPass, core_split, divide_work, plan_work,
+from spyre_mlir.passes.work_division import (DivisionPlan, WorkDivisionPass, core_split, divide_work, plan_work,
                                             split_iteration_space)
 
 LIMIT = 268_431_360
@@ -350,43 +350,6 @@ def test_a_split_is_priced_by_the_time_of_every_execution_of_its_neighbours() ->
     assert plan.time(reader, {}) == 8 * plan.price(reader, {})
     assert across - aligned == pytest.approx(8 * per_execution + plan.price(writer, {writer: (1, 4)})
                                              - plan.price(writer, {}))
-
-
-def test_a_value_read_in_every_tile_takes_the_lx_room_of_one_read_once() -> None:
-    """%k, read whole in each of 4 tiles, does not fit beside %h (read once, after the loop) and
-    the tile %p (read once per iteration), which held the room when pressure tracking began.  Split
-    as its reader %p is, %k still counts as living in LX: it is read more often than they are, and
-    memory planning gives the room to the values saving the most HBM bytes."""
-    text = textwrap.dedent("""\
-        func.func @f(%x: tensor<2048x512xf16>, %a: tensor<4x2048x512xf16>, %c: tensor<2048x512xf16>)
-            -> tensor<4x2048x512xf16> {
-          %c0 = arith.constant 0 : index
-          %c1 = arith.constant 1 : index
-          %c4 = arith.constant 4 : index
-          %h = spyre.pointwise "exp" (%x) : (tensor<2048x512xf16>) -> tensor<2048x512xf16>
-          %k = spyre.pointwise "exp" (%c) : (tensor<2048x512xf16>) -> tensor<2048x512xf16>
-          %init = tensor.empty() : tensor<4x2048x512xf16>
-          %out = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %init) -> (tensor<4x2048x512xf16>) {
-            %at = tensor.extract_slice %a[%i, 0, 0] [1, 2048, 512] [1, 1, 1] : tensor<4x2048x512xf16> to tensor<1x2048x512xf16>
-            %p = spyre.pointwise "mul" (%at, %k) : (tensor<1x2048x512xf16>, tensor<2048x512xf16>) -> tensor<1x2048x512xf16>
-            %q = spyre.pointwise "exp" (%p) : (tensor<1x2048x512xf16>) -> tensor<1x2048x512xf16>
-            %next = tensor.insert_slice %q into %acc[%i, 0, 0] [1, 2048, 512] [1, 1, 1] : tensor<1x2048x512xf16> into tensor<4x2048x512xf16>
-            scf.yield %next : tensor<4x2048x512xf16>
-          }
-          %y = spyre.pointwise "add" (%out, %h) : (tensor<4x2048x512xf16>, tensor<2048x512xf16>) -> tensor<4x2048x512xf16>
-          func.return %y : tensor<4x2048x512xf16>
-        }
-    """)
-    module = parse_module(make_context(), text, "f.mlir")
-    config = SpyreConfig(cores=4)
-    h, k, p, q, y = ops = [op for op in module.walk() if isinstance(op, ComputeOp)]
-    plan = DivisionPlan(config, {h: (4, 1), k: (1, 4), p: (1, 4, 1), q: (1, 4, 1), y: (1, 4, 1)})
-    plan.track_pressure(ops)
-    assert [plan.memory(v.result, {}) for v in (h, k, p)] == [Memory.LX, Memory.HBM, Memory.LX]
-    share = plan.share(k.result, {k: (4, 1)})
-    assert share == 2048 * 512 * 2 // 4
-    assert plan.share(h.result, {}) + plan.share(p.result, {}) + share > PACKED_LX * config.usable_lx_bytes
-    assert plan.memory(k.result, {k: (4, 1)}) is Memory.LX
 
 
 # --------------------------------------------------------------------------
