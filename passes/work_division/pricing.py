@@ -199,16 +199,20 @@ class DivisionPlan:
                 self._prices[key] = prices[alike]
             else:
                 self._prices[key] = prices[alike] = division_ns(self.problem(op), splits, memories,
-                                                                iterations(op) > 1)
+                                                                self.runs(op) > 1)
         return self._prices[key]
 
     def time(self, op: ComputeOp, trial: Mapping[ComputeOp, tuple[int, ...]]) -> float:
         """Predicted ns of every execution of ``op`` (:meth:`price` times the trip counts of the loops
         around it) when the ops of ``trial`` take its splits: a split outside a loop that keeps a
         value in LX for a reader inside it saves that reader's HBM reads in every iteration."""
+        return self.price(op, trial) * self.runs(op)
+
+    def runs(self, op: ComputeOp) -> int:
+        """How often ``op`` runs: the trip counts of the loops around it (found once per op)."""
         if op not in self._runs:
             self._runs[op] = iterations(op)
-        return self.price(op, trial) * self._runs[op]
+        return self._runs[op]
 
     def _touched(self, value: SSAValue, trial: Mapping[ComputeOp, tuple[int, ...]]) -> bool:
         """Whether an op of ``trial`` writes or reads ``value`` (its split may move the value): by
@@ -224,7 +228,7 @@ class DivisionPlan:
         every key)."""
         if op not in self._kinds:
             kinds = self._taken.kinds
-            self._kinds[op] = kinds.setdefault((op_structure(op), iterations(op) > 1), len(kinds))
+            self._kinds[op] = kinds.setdefault((op_structure(op), self.runs(op) > 1), len(kinds))
         return self._kinds[op]
 
     def pricing_inputs(self, op: ComputeOp) -> tuple[object, ...]:
