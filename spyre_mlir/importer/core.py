@@ -52,6 +52,7 @@ from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, 
 from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
 from spyre_mlir.importer import experts, repair, selection
 from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls, unfolded
+from spyre_mlir.importer.matvec import biased_product_and_sum, product_and_sum
 from spyre_mlir.importer.folding import KnownValues, Tabulation, known_values, state_buffers, tabulate
 from spyre_mlir.importer.locations import node_error, node_loc, node_origin, op_name
 from spyre_mlir.importer.normalization import batch_norm_inference, group_norm
@@ -521,7 +522,8 @@ normalisation)."""
 def decomposition_table() -> dict[Any, Any]:
     """torch.export's default core-ATen table minus the ops in :data:`KEEP_WHOLE`, with convolutions
     as matmuls, constant padding and unfolding as concatenations
-    (:mod:`~spyre_mlir.importer.convolution`), pooling and upsampling
+    (:mod:`~spyre_mlir.importer.convolution`), matmuls of one column and a short contraction as
+    products and sums (:mod:`~spyre_mlir.importer.matvec`), pooling and upsampling
     (:mod:`~spyre_mlir.importer.pooling`), batch
     and group norms (:mod:`~spyre_mlir.importer.normalization`), torch's own decompositions of
     :data:`TORCH_DECOMPOSED`, and selections by value as reductions
@@ -534,6 +536,9 @@ def decomposition_table() -> dict[Any, Any]:
     table[torch.ops.aten.convolution.default] = shifted_matmuls
     table[torch.ops.aten.constant_pad_nd.default] = constant_padded
     table[torch.ops.aten.im2col.default] = unfolded
+    table[torch.ops.aten.mm.default] = product_and_sum
+    table[torch.ops.aten.bmm.default] = product_and_sum
+    table[torch.ops.aten.addmm.default] = biased_product_and_sum
     table[torch.ops.aten.max_pool2d_with_indices.default] = max_pooled
     table[torch.ops.aten.avg_pool2d.default] = average_pooled
     table[torch.ops.aten.adaptive_avg_pool2d.default] = block_means
