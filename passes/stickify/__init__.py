@@ -66,9 +66,11 @@ Decisions, greedily in program order:
 
 1. Function arguments keep the layout of their type: the default (identity
    dim order) unless a ``#spyre.layout`` is already there (staged otherwise).
-   A buffer a result updates in place, without a layout, is sticked as the
-   readers of its values want, among the dims its indirect accesses allow
-   (``buffers.py``: a key cache on its positions, read and written in blocks).
+   An argument the runtime stages without a layout (a parameter, buffer or
+   constant, or a buffer a result updates in place) is sticked as the readers
+   of its values want, among the dims its indirect accesses allow
+   (``staged.py``: a key cache on its positions, read and written in blocks; a
+   weight two readers want sticked off its innermost dim).
    A restickify this pass gives an argument is a copy on every run;
    ``spyre-stage-layouts`` then stages a parameter in its layout instead.
    Any value whose type already has a layout is fixed, which makes the pass
@@ -157,7 +159,7 @@ from spyre_mlir.dialects.spyre import (
     tensor_layout,
 )
 from spyre_mlir.layout import StickLayout
-from spyre_mlir.passes.stickify.buffers import buffer_stick, updated_buffers
+from spyre_mlir.passes.stickify.staged import staged_arguments, staged_stick
 from spyre_mlir.passes.stickify.choice import Chooser
 from spyre_mlir.passes.stickify.copies import Copier
 from spyre_mlir.passes.stickify.drivers import BROADCAST, dim_order, stick_driver
@@ -218,8 +220,8 @@ class _Stickifier:
                     self.readers.setdefault(read.storage, []).append((op, i))
         for body in module.walk():
             if isinstance(body, func.FuncOp) and body.body.blocks:
-                for arg, values in updated_buffers(body).items():
-                    self.plan.fix(arg, value_layout(arg, buffer_stick(values, self.chooser)))
+                for arg, values in staged_arguments(body).items():
+                    self.plan.fix(arg, value_layout(arg, staged_stick(values, self.chooser)))
 
     def drops_reduced_stick(self, op: ReduceOp, reads: Sequence[Read]) -> bool:
         """True when ``op`` reduces its operand's stick and its result, still to be decided,
