@@ -28,8 +28,9 @@ compute and memory, since the engine streams operands while the array works.
 Some kernels run at measured rates of their kind (:func:`kernel_rates`): a
 matmul computes at 1,140 MACs per ns per core, derated when a core has fewer
 than 64 rows of the left-hand operand, and at a much lower measured rate when
-both operands are batches of matrices in the default layout (the batch just
-outside the stick); a row reduction reads at a rate that falls with its rows
+its tensors are batches of matrices in the default layout (the batch just
+outside the stick), each such tensor adding its own share of the time lost;
+a row reduction reads at a rate that falls with its rows
 and with fewer cores (one core drives about 11 % of the bus), its small write
 at peak; a reduction across sticks and a restickify that swaps the stick dim
 move at their flat measured rates.  In a coarse-tiling loop, a kernel other
@@ -126,11 +127,10 @@ class CostFacts:
     batched_default_macs_per_ns_per_core: tuple[tuple[int, float], ...] = (
         (1, 407.0), (2, 241.0), (4, 168.0), (8, 160.0))
     """Rate of one core, by the cores the kernel runs on (:func:`by_cores`), on a batched matmul
-    with both operands in the default layout of a batch of matrices: the batch at the device
-    position just outside the stick (dim order ``[0, 1, 2]``), as in ``[B, M, K] @ [B, K, N]``.
-    Measured at B >= 4: about 214 us per GMAC on 32 cores, 160 after the overlap of reads; the
-    figures at 1, 2 and 4 cores are the rates their measurements imply.  A batch outermost runs
-    the array several times faster, at about the 2-D rate."""
+    with its operands and its result in the default layout of a batch of matrices: the batch at
+    the device position just outside the stick (dim order ``[0, 1, 2]``), as in ``[B, M, K] @
+    [B, K, N]``.  Measured at B >= 4: about 214 us per GMAC on 32 cores, 160 after the overlap of
+    reads; the figures at 1, 2 and 4 cores are the rates their measurements imply."""
 
     batched_default_full_batch: int = 4
     """The batch from which :attr:`batched_default_macs_per_ns_per_core` holds."""
@@ -138,6 +138,19 @@ class CostFacts:
     batched_default_small_batch_macs_per_ns_per_core: float = 290.0
     """Rate of one core on such a batched matmul with a smaller batch (measured at B = 2: about
     108 us per GMAC on 32 cores)."""
+
+    batched_rhs_outer_macs_per_ns_per_core: float = 236.0
+    """Rate of one core on a batched matmul whose right-hand operand has its batch outermost (dim
+    order ``[1, 0, 2]``), the left-hand operand and the result the default (32 cores, B >= 4)."""
+
+    batched_lhs_outer_macs_per_ns_per_core: float = 287.0
+    """The same with the left-hand operand's batch outermost, the right-hand one's the default."""
+
+    batched_operands_outer_macs_per_ns_per_core: float = 650.0
+    """The same with both operands' batch outermost, the result's the default.  With the result's
+    too, torch-spyre measured up to 8.3 times the default rate, which the 2-D rate
+    (:attr:`macs_per_ns_per_core`) caps.  Each tensor in the default layout adds its own time per
+    MAC, within about 2 % (:func:`default_layout_shares`)."""
 
     replicated_read_bytes_per_ns_per_core: float = 2.3
     """Per-core rate of matmul reads every core repeats (an M split re-reading the right-hand input)."""
@@ -256,21 +269,45 @@ def _kernel_rates(problem: WorkProblem, splits: tuple[int, ...], facts: CostFact
     return KernelRates(full, read_bytes_per_ns=read * by_cores(facts.reduction_bus_share_by_cores, math.prod(splits)))
 
 
-def _matmul_rate(problem: WorkProblem, splits: Sequence[int], facts: CostFacts) -> float:
-    """The MACs per ns one core of the matmul ``problem`` divided by ``splits`` computes: the rate
-    of its layout (:attr:`CostFacts.batched_default_macs_per_ns_per_core`) derated by its rows per
-    core (:attr:`CostFacts.matmul_underfill_exponent`)."""
+@functools.lru_cache(maxsize=4)
+def default_layout_shares(facts: CostFacts) -> tuple[float, float, float]:
+    """The share of the left-hand operand, the right-hand operand and the result in the time per
+    MAC a batched matmul in the default layout loses against the 2-D rate: each tensor with its
+    batch just outside the stick adds its own (torch-spyre measured the penalties to add in time
+    within about 2 %), from the rates of :class:`CostFacts` with one tensor after another in the
+    default layout."""
+    full, operands = 1 / facts.macs_per_ns_per_core, 1 / facts.batched_operands_outer_macs_per_ns_per_core
+    lost = (1 / facts.batched_rhs_outer_macs_per_ns_per_core - operands,
+            1 / facts.batched_lhs_outer_macs_per_ns_per_core - operands, operands - full)
+    return tuple(x / sum(lost) for x in lost)
+
+
+def batch_inside(problem: WorkProblem) -> tuple[int, int, int]:
+    """The batch each of a matmul's left-hand operand, right-hand operand and result holds at the
+    device position just outside the stick (1 for none): the default layout of a batch of matrices,
+    which the array runs slowly (:func:`default_layout_shares`)."""
     lhs, rhs, result = problem.tensors[0], problem.tensors[1], problem.tensors[-1]
     batch = {d for d in problem.output_dims
              if problem.sizes[d] > 1 and d in lhs.used_dims and d in rhs.used_dims and d in result.used_dims}
-    # The batch a default layout holds just outside the stick (device position -2) of each operand.
-    inner = [math.prod(problem.sizes[d] for d in batch & t.dims[-1].coord.used_dims()) if t.dims else 1
-             for t in (lhs, rhs)]
+    return tuple(math.prod(problem.sizes[d] for d in batch & t.dims[-1].coord.used_dims()) if t.dims else 1
+                 for t in (lhs, rhs, result))
+
+
+def _matmul_rate(problem: WorkProblem, splits: Sequence[int], facts: CostFacts) -> float:
+    """The MACs per ns one core of the matmul ``problem`` divided by ``splits`` computes: the rate
+    of its layout, the 2-D rate slowed by the share of each tensor holding a batch just outside its
+    stick (:func:`batch_inside`) in what the default layout of a batch of that size loses on these
+    cores (:attr:`CostFacts.batched_default_macs_per_ns_per_core`), derated by its rows per core
+    (:attr:`CostFacts.matmul_underfill_exponent`)."""
+    inside = batch_inside(problem)
     rate = facts.macs_per_ns_per_core
-    if min(inner) >= facts.batched_default_full_batch:
-        rate = by_cores(facts.batched_default_macs_per_ns_per_core, math.prod(splits))
-    elif min(inner) > 1:
-        rate = facts.batched_default_small_batch_macs_per_ns_per_core
+    if max(inside) > 1:
+        default = (by_cores(facts.batched_default_macs_per_ns_per_core, math.prod(splits))
+                   if max(inside) >= facts.batched_default_full_batch
+                   else facts.batched_default_small_batch_macs_per_ns_per_core)
+        slow = sum(share for share, batch in zip(default_layout_shares(facts), inside) if batch > 1)
+        rate = 1 / (1 / rate + slow * (1 / default - 1 / rate))
+    lhs, rhs = problem.tensors[0], problem.tensors[1]
     per_core = problem.space.per_core(dict(enumerate(splits)))
     rows = math.prod(per_core[d] for d in problem.output_dims if d in lhs.used_dims and d not in rhs.used_dims)
     return rate * min(1.0, (rows / facts.matmul_full_rows_per_core) ** facts.matmul_underfill_exponent)

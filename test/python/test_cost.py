@@ -460,6 +460,20 @@ def test_a_batched_matmul_in_the_default_layout_runs_at_the_measured_batched_rat
     assert kernel_rates(problem, splits).macs_per_ns_per_core == pytest.approx(rate)
 
 
+@pytest.mark.parametrize("outer, rate", [((), 160.0), (("rhs",), 236.0), (("lhs",), 287.0),
+                                         (("lhs", "rhs"), 650.0), (("lhs", "rhs", "result"), 1140.0)])
+def test_each_tensor_of_a_batched_matmul_with_its_batch_just_outside_the_stick_adds_its_share(outer, rate) -> None:
+    """[8, 64, 64] @ [8, 64, 64] on 32 cores with some tensors' batch outermost (dim order [1, 0,
+    2]) reproduces torch-spyre's measured rates within 2 %: the left-hand operand, the right-hand
+    one and the result in the default layout each add their own time per MAC."""
+    def value(name: str):
+        order = (1, 0, 2) if name in outer else (0, 1, 2)
+        return TensorType(f16, [8, 64, 64], _layout([8, 64, 64], order))
+    a, b = create_ssa_value(value("lhs")), create_ssa_value(value("rhs"))
+    problem = work_problem(MatmulOp(a, b, value("result")))
+    assert kernel_rates(problem, (8, 1, 1, 4)).macs_per_ns_per_core == pytest.approx(rate, rel=0.02)
+
+
 def test_a_batched_matmul_with_the_batch_outside_runs_at_the_matmul_rate() -> None:
     """The same matmul as [1, 8, 64, 64] (the unit dim just outside the stick, the batch outside
     the rows) is not the slow default layout."""
