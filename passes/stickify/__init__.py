@@ -125,9 +125,17 @@ Decisions, greedily in program order:
    the padding (its storage needs none); returned
    views whose copy needs padding are copied here too.  Copies are sticked
    like the view.
-4. Every tensor type gets its ``#spyre.layout``: the stick dim last in
-   ``dim_order``, the other dims in order; a view result is sticked on the view
-   dim that drives its source's stick coordinate (innermost dim otherwise).
+4. The tensors of a batched matmul whose operand or result holds a batch of
+   more than one matrix just outside its stick (the first dim of the dim order,
+   dim 0 by default) put their row dim there instead: ``M`` of the left-hand
+   operand and the result, ``K`` of the right-hand one (``rows.py``: the array
+   runs a batch of matrices several times faster so), where this pass lays the
+   tensor out or stages it, and it is no piece of an assembly.
+5. Every tensor type gets its ``#spyre.layout``: the stick dim last in
+   ``dim_order``, the other dims in order but for step 4's row dim; a view
+   result is sticked on the view dim that drives its source's stick coordinate
+   (innermost dim otherwise), with the view dim that drives its storage's row
+   dim first when step 4 moved it.
    The func signature follows its arguments and returned values.
 """
 
@@ -172,6 +180,7 @@ from spyre_mlir.passes.stickify.plan import (
     whole_stick_dims,
     with_layout,
 )
+from spyre_mlir.passes.stickify.rows import place_rows
 from spyre_mlir.passes.stickify.rules import op_rule
 
 __all__ = ["BROADCAST", "StickifyPass", "StickifyResult", "dim_order", "stick_driver", "stickify"]
@@ -189,12 +198,14 @@ class StickifyResult:
 
 @dataclass
 class _Stickifier:
-    """The greedy pass over one module (module docstring, steps 1-4)."""
+    """The greedy pass over one module (module docstring, steps 1-5)."""
 
     rewriter: Rewriter = field(default_factory=Rewriter)
     plan: Plan = field(default_factory=Plan)
     readers: dict[SSAValue, list[tuple[ComputeOp, int]]] = field(default_factory=dict)
     chooser: Chooser = field(init=False)
+    staged: set[SSAValue] = field(default_factory=set)
+    """The parameters, buffers and constants step 1 laid out (not updated in place)."""
     copier: Copier = field(init=False)
 
     def __post_init__(self) -> None:
@@ -222,6 +233,8 @@ class _Stickifier:
             if isinstance(body, func.FuncOp) and body.body.blocks:
                 for arg, values in staged_arguments(body).items():
                     self.plan.fix(arg, value_layout(arg, staged_stick(values, self.chooser)))
+                    if values == [arg]:
+                        self.staged.add(arg)
 
     def drops_reduced_stick(self, op: ReduceOp, reads: Sequence[Read]) -> bool:
         """True when ``op`` reduces its operand's stick and its result, still to be decided,
@@ -344,7 +357,7 @@ class _Stickifier:
         for copy in copies:
             self.copier.pad(copy)
 
-    # 4. Writing the types.
+    # 5. Writing the types.
     def write_types(self, module: ModuleOp) -> None:
         for value, layout in list(self.plan.layouts.items()):
             if value not in self.plan.fixed or not isinstance(value.type.encoding, LayoutAttr):
@@ -365,13 +378,14 @@ def _erase_dead_views(module: ModuleOp, rewriter: Rewriter) -> None:
 
 
 def stickify(module: ModuleOp) -> StickifyResult:
-    """Choose and write the layout of every tensor in ``module`` (module docstring, steps 1-4)."""
+    """Choose and write the layout of every tensor in ``module`` (module docstring, steps 1-5)."""
     s = _Stickifier()
     s.seed(module)
     for op in list(module.walk()):
         s.visit(op)
     _erase_dead_views(module, s.rewriter)
     s.settle_assemblies(module)
+    place_rows(list(module.walk()), s.plan, s.staged)
     layouts = dict(s.plan.layouts)
     s.write_types(module)
     return StickifyResult(layouts, s.copier.restickifies)

@@ -13,6 +13,7 @@ assembly's buffer may take are fixed by the plan of their storage.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -220,10 +221,19 @@ def whole_stick_dims(assembly: Assembly) -> list[int]:
 
 
 def view_layout(view: ViewOp) -> StickLayout:
-    """A view's layout, once its storage's is written: sticked on :func:`view_stick`."""
+    """A view's layout, once its storage's is written: sticked on :func:`view_stick`, with the view
+    dim that drives the storage's first dim first when the storage's order is not the default one
+    (a matmul's row dim moved just outside the stick, ``rows.py``)."""
     read = read_through_views(view.result, [dim(i) for i in range(len(value_shape(view.result)))],
                               list(value_shape(view.result)))
-    return value_layout(view.result, view_stick(view, tensor_layout(read.storage.type).stick_dim))
+    storage = tensor_layout(read.storage.type)
+    layout = value_layout(view.result, view_stick(view, storage.stick_dim))
+    if storage.dim_order == dim_order(len(storage.host_shape), storage.stick_dim):
+        return layout
+    first = stick_driver(read.coords[storage.dim_order[0]])
+    if first in (None, BROADCAST) or first == layout.stick_dim:
+        return layout
+    return dataclasses.replace(layout, dim_order=(first, *(d for d in layout.dim_order if d != first)))
 
 
 def view_stick(view: ViewOp, storage_stick: int | None) -> int | None:

@@ -127,10 +127,11 @@ func.func @split_head_dim_transposed(%q: tensor<128x128xf16>, %x: tensor<128x2x6
 // as a matmul's B, which wants its stick on N (the key positions).  Sticked
 // on its head dim the cast's fp32 result (1 MiB) would be restickified;
 // sticked on the positions, its fp16 input (512 KiB) is, and the cast then
-// writes what B reads.
+// writes what B reads, its head dim (B's K) just outside the stick and the
+// batch of 8 outermost (batched-rows.mlir).
 // CHECK-LABEL: func.func @cast_key_read_transposed
 // CHECK:         %[[X:.*]] = spyre.restickify (%x) : {{.*}} -> tensor<8x256x128xf16, #spyre.layout<device_size = [128, 4, 8, 64], dim_order = [0, 2, 1], format = "SEN169_FP16">>
-// CHECK-NEXT:    %k = spyre.pointwise "identity" (%[[X]]) : {{.*}} -> tensor<8x256x128xf32, #spyre.layout<device_size = [128, 8, 8, 32], dim_order = [0, 2, 1], format = "IEEE_FP32">>
+// CHECK-NEXT:    %k = spyre.pointwise "identity" (%[[X]]) : {{.*}} -> tensor<8x256x128xf32, #spyre.layout<device_size = [8, 8, 128, 32], dim_order = [2, 0, 1], format = "IEEE_FP32">>
 // CHECK-NEXT:    %kt = spyre.view %k
 // CHECK-NEXT:    spyre.matmul (%{{.*}}, %kt)
 // WARN: restickify.mlir:[[# @LINE + 2]]:3: warning: function argument #1 is copied by spyre.restickify to dim_order [0, 2, 1], device_size [128, 4, 8, 64]
