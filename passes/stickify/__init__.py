@@ -130,7 +130,9 @@ Decisions, greedily in program order:
    dim 0 by default) put their row dim there instead: ``M`` of the left-hand
    operand and the result, ``K`` of the right-hand one (``rows.py``: the array
    runs a batch of matrices several times faster so), where this pass lays the
-   tensor out or stages it, and it is no piece of an assembly.
+   tensor out or stages it, and it is no piece of an assembly; the result once
+   neither operand holds the batch there; each with the pointwise chain that
+   writes it element for element.
 5. Every tensor type gets its ``#spyre.layout``: the stick dim last in
    ``dim_order``, the other dims in order but for step 4's row dim; a view
    result is sticked on the view dim that drives its source's stick coordinate

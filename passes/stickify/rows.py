@@ -15,8 +15,11 @@ layout is this pass's to choose: a value it lays out, or a parameter, buffer or 
 stages (step 1), and no piece of an assembly, whose pieces share the buffer's layout.  The
 result follows once neither operand holds the batch there (its own layout pays off only then,
 torch-spyre measured, and a pointwise reader in the default layout can no longer overwrite it
-in LX).  The first matmul in program order to reach a tensor decides it.  Which dim sits there
-changes no stick and no byte a reader moves: a pointwise reader reads the tensor as it lies.
+in LX).  A tensor moves with the values a pointwise op writes from it, or into it, element for
+element (the softmax whose probabilities are the left-hand operand), so that each op of such a
+chain may still overwrite its operand in LX.  The first matmul in program order to reach a
+tensor decides it.  Which dim sits there changes no stick and no byte a reader moves: a
+pointwise reader reads the tensor as it lies.
 """
 
 from __future__ import annotations
