@@ -81,7 +81,7 @@ from xdsl.ir import SSAValue
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, output_results
 from spyre_mlir.analysis.loops import iterations
 from spyre_mlir.analysis.storage import Loc, StorageTrace, Traced, TracedLoop
-from spyre_mlir.analysis.work import WorkProblem, core_division, replica_count, work_problem
+from spyre_mlir.analysis.work import DeviceDim, WorkProblem, core_division, replica_count, work_problem
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, Memory, target_config, tensor_layout
 from spyre_mlir.figures import figures_table
@@ -285,12 +285,24 @@ def default_layout_shares(facts: CostFacts) -> tuple[float, float, float]:
 def batch_inside(problem: WorkProblem) -> tuple[int, int, int]:
     """The batch each of a matmul's left-hand operand, right-hand operand and result holds at the
     device position just outside the stick (1 for none): the default layout of a batch of matrices,
-    which the array runs slowly (:func:`default_layout_shares`)."""
+    which the array runs slowly (:func:`default_layout_shares`).  A position that steps through
+    rows of each matrix first and through the batch only after them (``128 * h + d``: the heads of
+    a ``[S, H * D]`` projection read as ``[H, D, S]``) holds no batch there."""
     lhs, rhs, result = problem.tensors[0], problem.tensors[1], problem.tensors[-1]
     batch = {d for d in problem.output_dims
              if problem.sizes[d] > 1 and d in lhs.used_dims and d in rhs.used_dims and d in result.used_dims}
-    return tuple(math.prod(problem.sizes[d] for d in batch & t.dims[-1].coord.used_dims()) if t.dims else 1
+    return tuple(math.prod(problem.sizes[d] for d in batch & _fastest_dims(t.dims[-1])) if t.dims else 1
                  for t in (lhs, rhs, result))
+
+
+def _fastest_dims(dim: DeviceDim) -> set[int]:
+    """The iteration dims that step a device dim's coordinate by its smallest stride (all it uses
+    when it is no sum of multiples of them)."""
+    linear = dim.linear
+    if linear is None or not linear.terms:
+        return set(dim.coord.used_dims())
+    step = min(abs(c) for _, c in linear.terms)
+    return {d for d, c in linear.terms if abs(c) == step}
 
 
 def _matmul_rate(problem: WorkProblem, splits: Sequence[int], facts: CostFacts) -> float:
