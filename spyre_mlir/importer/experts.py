@@ -104,15 +104,18 @@ def _gathered(module: torch.nn.Module, hidden: torch.Tensor, index: torch.Tensor
 
 def _dense(module: torch.nn.Module, hidden: torch.Tensor, index: torch.Tensor, weights: torch.Tensor
            ) -> torch.Tensor:
-    """Every expert on every token, summed with the routing matrix's weights."""
+    """Every expert on every token, summed with the routing matrix's weights: ``[experts, tokens]``,
+    the tokens innermost, as the products it scales hold them (a matrix of a few experts
+    innermost would be sticked on them, and so would the products it scales, padded to whole
+    sticks)."""
     experts = torch.arange(module.down_proj.shape[0], device=hidden.device)
     routing = None
     for slot in range(index.shape[-1]):
-        term = torch.where(index[:, slot, None] == experts, weights[:, slot, None], 0)
+        term = torch.where(experts[:, None] == index[None, :, slot], weights[None, :, slot], 0)
         routing = term if routing is None else routing + term
     assert routing is not None
     rows = _rows(module, hidden, slice(None))
-    return (rows * routing.transpose(0, 1)[:, :, None]).sum(0)
+    return (rows * routing[:, :, None]).sum(0)
 
 
 def experts_forward(module: torch.nn.Module, hidden_states: torch.Tensor, top_k_index: torch.Tensor,

@@ -14,6 +14,7 @@ import torch
 transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
 
 import spyre_mlir  # noqa: E402
+from spyre_mlir.dialects.spyre import ReduceOp, tensor_layout  # noqa: E402
 from spyre_mlir.importer.experts import DENSE, GATHERED, choose_form  # noqa: E402
 from spyre_mlir.interpreter import compare, tolerance_for  # noqa: E402
 
@@ -87,6 +88,17 @@ def test_the_gathered_form_reads_each_experts_weights_as_they_are_stored():
     expert = 512 * 128 * 2
     copies = [c for c in compiled.report.ops if c.op.op_func().name == "ReStickifyOpHBM"]
     assert copies and all(c.traffic.hbm_read < expert for c in copies)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+def test_regression_the_dense_form_sums_the_experts_off_the_stick():
+    """The routing matrix is built ``[experts, tokens]``, the tokens innermost: built ``[tokens,
+    experts]`` and transposed, it was sticked on its 4 experts, and so were the products it
+    scales and their sum over the experts, padded 8-fold in float32 (Mixtral's router weights)."""
+    compiled = _run("mixtral", torch.float16, 4, tokens=16)
+    combines = [tensor_layout(c.op.inputs[0].type) for c in compiled.report.ops
+                if isinstance(c.op, ReduceOp) and tensor_layout(c.op.inputs[0].type).host_shape[:2] == (4, 16)]
+    assert combines and all(layout.stick_dim != 0 for layout in combines)
 
 
 def test_the_models_own_experts_implementation_is_left_as_it_was():
