@@ -58,6 +58,11 @@ right-hand input (r = 1, 2, 4, 8, 16)      measured
 ``x * 2 + x * 3``, x of 8 MiB              113 us measured       168 us                +48 %: three kernels,
                                                                                        x read twice (one
                                                                                        fused kernel there)
+batched matmul, B >= 4, the batch just     161.5, 236, 287,      160, 233.7, 284.3,    -1, -1, -1, -1 %
+outside the stick of every tensor; of the  650 MACs/ns per core  646.5 MACs/ns per
+left-hand operand and the result; of the   measured              core
+right-hand one and the result; of the
+result only
 =========================================  ====================  ====================  =======================
 
 torch-spyre documents its own model's error by kind of kernel (5-9 % for
