@@ -103,8 +103,13 @@ def _elementwise_kin(ops: Sequence[Operation]) -> dict[SSAValue, list[SSAValue]]
 
 def _inside(layout: StickLayout, coords: Sequence[Linear], batch: set[int]) -> bool:
     """Whether a tensor laid out as ``layout`` and read at ``coords`` holds a dim of ``batch`` just
-    outside its stick."""
-    return bool(layout.dim_order) and bool(_dims(coords[layout.dim_order[0]]) & batch)
+    outside its stick: one that steps that coordinate fastest, as the cost model counts it
+    (:func:`spyre_mlir.analysis.cost.batch_inside`)."""
+    if not layout.dim_order:
+        return False
+    coord = coords[layout.dim_order[0]]
+    fastest = {atom.pos for atom in coord.fastest_keys() if isinstance(atom, Dim)} or _dims(coord)
+    return bool(fastest & batch)
 
 
 def _dims(coord: Linear) -> set[int]:

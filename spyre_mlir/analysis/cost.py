@@ -304,10 +304,7 @@ def _fastest_dims(dim: DeviceDim) -> set[int]:
     """The iteration dims that step a device dim's coordinate by its smallest stride (all it uses
     when it is no sum of multiples of them)."""
     linear = dim.linear
-    if linear is None or not linear.terms:
-        return set(dim.coord.used_dims())
-    step = min(abs(c) for _, c in linear.terms)
-    return {d for d, c in linear.terms if abs(c) == step}
+    return set(dim.coord.used_dims()) if linear is None else linear.fastest_keys()
 
 
 def _matmul_rate(problem: WorkProblem, splits: Sequence[int], facts: CostFacts) -> float:

@@ -63,6 +63,12 @@ class Linear(Generic[K]):
         """The keys with a non-zero coefficient, in order."""
         return (k for k, _ in self.terms)
 
+    def fastest_keys(self) -> set[K]:
+        """The keys whose coefficient is smallest in magnitude: those that step ``self`` by its
+        smallest stride (none for a constant)."""
+        step = min((abs(c) for _, c in self.terms), default=0)
+        return {k for k, c in self.terms if abs(c) == step}
+
     def coefficient(self, key: K) -> int:
         """The coefficient of ``key`` (0 when it does not occur)."""
         return dict(self.terms).get(key, 0)
