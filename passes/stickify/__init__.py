@@ -125,9 +125,9 @@ Decisions, greedily in program order:
    the padding (its storage needs none); returned
    views whose copy needs padding are copied here too.  Copies are sticked
    like the view.
-4. The tensors of a batched matmul whose operand or result holds a batch of
-   more than one matrix just outside its stick (the first dim of the dim order,
-   dim 0 by default) put their row dim there instead: ``M`` of the left-hand
+4. The operands of a batched matmul that hold a batch of more than one matrix
+   just outside their stick (the first dim of the dim order, dim 0 by default)
+   put their row dim there instead: ``M`` of the left-hand
    operand and the result, ``K`` of the right-hand one (``rows.py``: the array
    runs a batch of matrices several times faster so), where this pass lays the
    tensor out or stages it, and it is no piece of an assembly; the result once
@@ -169,7 +169,6 @@ from spyre_mlir.dialects.spyre import (
     tensor_layout,
 )
 from spyre_mlir.layout import StickLayout
-from spyre_mlir.passes.stickify.staged import staged_arguments, staged_stick
 from spyre_mlir.passes.stickify.choice import Chooser
 from spyre_mlir.passes.stickify.copies import Copier
 from spyre_mlir.passes.stickify.drivers import BROADCAST, dim_order, stick_driver
@@ -184,6 +183,7 @@ from spyre_mlir.passes.stickify.plan import (
 )
 from spyre_mlir.passes.stickify.rows import place_rows
 from spyre_mlir.passes.stickify.rules import op_rule
+from spyre_mlir.passes.stickify.staged import staged_arguments, staged_stick
 
 __all__ = ["BROADCAST", "StickifyPass", "StickifyResult", "dim_order", "stick_driver", "stickify"]
 

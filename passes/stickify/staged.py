@@ -38,8 +38,8 @@ from xdsl.ir import BlockArgument, SSAValue
 from spyre_mlir.analysis.kernel_args import argument_role_and_name, updated_arguments
 from spyre_mlir.analysis.updates import store_chain
 from spyre_mlir.dialects.spyre import ComputeOp, LayoutAttr
-from spyre_mlir.passes.stickify.choice import Chooser
 from spyre_mlir.manifest import STAGED_ROLES
+from spyre_mlir.passes.stickify.choice import Chooser
 from spyre_mlir.passes.stickify.plan import value_layout, value_shape
 
 
