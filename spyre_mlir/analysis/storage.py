@@ -580,7 +580,14 @@ class StorageTrace:
         if source.strides or not copy_reinterprets(op):
             raise SpyreError("a restickify placed in its operand's buffer must copy nothing: its result's "
                              "device bytes must be its operand's", op=op)
-        self.locs[op.result] = Loc(replace(source.storage, layout=tensor_layout(op.result.type)))
+        layout = tensor_layout(op.result.type)
+        window = source.storage.window
+        if len(window) != len(layout.host_shape):  # the same bytes in a tensor of another rank
+            if any(window):
+                raise SpyreError("a restickify to another rank placed in a window of its operand's buffer "
+                                 "is not lowered", op=op)
+            window = (0,) * len(layout.host_shape)
+        self.locs[op.result] = Loc(replace(source.storage, layout=layout, window=window))
         return True
 
     def block(self, block: Block, depth: int) -> list[Traced | TracedLoop]:

@@ -165,6 +165,17 @@ def test_regression_every_layers_attention_is_tiled_in_one_round(tmp_path):
     _matches_eager(out, program, fn, inputs)
 
 
+def test_regression_a_restickify_to_another_rank_in_its_operands_buffer_is_sliced_in_a_loop(tmp_path):
+    """Granite over 1024 tokens on one core: the attention's output [1, 8, 1024, 128] becomes the
+    output projection's [1024, 1024] operand through a restickify that copies nothing (memory
+    planning places it in its operand's buffer), and the projection is tiled by rows.  Its
+    result's storage kept the operand's four-dim window, so slicing it for a tile failed with
+    "rank-changing slices are not lowered".  The plan matches eager."""
+    out = tmp_path / "out"
+    program, fn, inputs, _ = _compiled("granite", 1, out, layers=1, hidden=1024, heads=8, length=1024)
+    _matches_eager(out, program, fn, inputs)
+
+
 @pytest.mark.parametrize("cores", [4, 32])
 def test_the_probabilities_reach_the_matmul_by_v_in_lx(cores, tmp_path):
     """Granite's sdpa attention over 2048 tokens: its f32 [8, 2048, 2048] scores overflow LX on 4
