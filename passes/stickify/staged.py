@@ -73,11 +73,11 @@ def allows(value: SSAValue, stick: int) -> bool:
 def staged_arguments(body: func.FuncOp) -> dict[BlockArgument, list[SSAValue]]:
     """Each argument of ``body`` without a layout yet that the runtime stages -> the values laid out
     as it is: a buffer updated in place, its row stores' results (:func:`updated_buffers`); a
-    parameter, buffer or constant, itself."""
+    parameter, buffer or constant of at least one dim, itself (a scalar has no stick to choose)."""
     found = updated_buffers(body)
     for index, arg in enumerate(body.args):
         if arg not in found and isinstance(arg.type, TensorType) and not isinstance(arg.type.encoding, LayoutAttr) \
-                and argument_role_and_name(body, index)[0] in STAGED_ROLES:
+                and arg.type.get_shape() and argument_role_and_name(body, index)[0] in STAGED_ROLES:
             found[arg] = [arg]
     return found
 

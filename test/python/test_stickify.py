@@ -5,11 +5,14 @@ idempotence and round trips on the example models."""
 from __future__ import annotations
 
 import pytest
+import torch
 from xdsl.dialects import func
 from xdsl.ir.affine import AffineMap
 
+import spyre_mlir
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, tensor_layout
 from spyre_mlir.importer import import_program, load_program
+from spyre_mlir.interpreter import compare, tolerance_for
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 from spyre_mlir.analysis.views import map_coords, to_expr
 from spyre_mlir.passes.fold_views import fold_views
@@ -138,3 +141,25 @@ def test_transformer_block_stages_the_transposed_weights_sticked_on_n():
     assert stage_layouts(body) == []
     fold_views(module)
     verify_located(module)
+
+
+class _ScaledByBuffer(torch.nn.Module):
+    """Gemma's embedding scale: a 0-d buffer multiplied in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("normalizer", torch.tensor(8.0, dtype=torch.float16), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.normalizer
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_regression_a_scalar_buffer_is_staged_in_the_default_layout(cores):
+    """A 0-d buffer has no stick to choose; staging it failed with "min() arg is an empty sequence"
+    (transformers' Gemma2 and Gemma3).  It matches eager."""
+    module, x = _ScaledByBuffer().eval(), torch.randn(4, 64, dtype=torch.float16)
+    with torch.no_grad():
+        want = module(x)
+        got = spyre_mlir.compile(module, (x,), cores=cores).run(x)
+    compare("scaled", got.numpy(), want.numpy(), tolerance_for("float16"))

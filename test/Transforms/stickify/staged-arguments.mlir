@@ -43,3 +43,17 @@ func.func @input_kernel(%x: tensor<2x64x32xf16> {spyre.name = "x", spyre.role = 
   %y = spyre.matmul (%tap, %x) : (tensor<128x64xf16>, tensor<2x64x32xf16>) -> tensor<2x128x32xf16>
   func.return %y : tensor<2x128x32xf16>
 }
+
+// -----
+
+// A scalar buffer (Gemma's embedding normalizer, a 0-d tensor) has no stick to choose: it keeps the
+// default layout.  Regression: choosing among its dims (none) failed with "min() arg is an empty
+// sequence".
+// CHECK-LABEL: func.func @scalar_buffer
+// CHECK-SAME:    %s: tensor<f16, #spyre.layout<device_size = [1, 64], dim_order = [], format = "SEN169_FP16">> {spyre.name = "normalizer", spyre.role = "buffer"}
+// CHECK:         spyre.pointwise "mul" (%x, %s)
+func.func @scalar_buffer(%x: tensor<4x64xf16> {spyre.name = "x", spyre.role = "input"},
+                         %s: tensor<f16> {spyre.name = "normalizer", spyre.role = "buffer"}) -> tensor<4x64xf16> {
+  %y = spyre.pointwise "mul" (%x, %s) : (tensor<4x64xf16>, tensor<f16>) -> tensor<4x64xf16>
+  func.return %y : tensor<4x64xf16>
+}
