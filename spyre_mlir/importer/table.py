@@ -571,6 +571,7 @@ TABLE: dict[Any, Emitter] = {
     aten.clamp_min.default: lambda cx, x, m: _clamp(cx, x, min=m),
     aten.clamp_max.default: lambda cx, x, m: _clamp(cx, x, max=m),
     aten.clamp.Tensor: _clamp_tensor,
+    aten.hardtanh.default: lambda cx, x, lo=-1.0, hi=1.0: _clamp(cx, x, min=lo, max=hi),  # ReLU6: 0, 6
     aten.pow.Tensor_Scalar: _pow,
     aten.where.self: _where,
     aten.logical_not.default: _logical_not,

@@ -12,11 +12,13 @@ import torch.fx.traceback as fxt
 import torch.nn.functional as F
 from xdsl.dialects import func
 
+import spyre_mlir
 from spyre_mlir import declare_tensor_dim, name_tensor_dims, spyre_hint
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, FillOp, MatmulOp, PointwiseOp, ViewOp
 from spyre_mlir.importer import export_model, import_program, load_model
 from spyre_mlir.importer.views import eval_map
+from spyre_mlir.interpreter import compare, tolerance_for
 from spyre_mlir.mlir_text import make_context, parse_module, verify_located
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -154,6 +156,8 @@ COVERAGE = [
     ("softplus", F.softplus, X, ["softplus"]),
     ("clamp", lambda x: torch.clamp(x, -1, 1), X, ["clip"]),
     ("clamp_tensor", lambda x, y: torch.clamp(x, y, y + 1), XX, ["maximum", "minimum"]),
+    ("relu6", F.relu6, X, ["clip"]),
+    ("hardtanh", lambda x: F.hardtanh(x, -0.5, 0.25), X, ["clip"]),
     ("maximum", torch.maximum, XX, ["maximum"]),
     ("minimum", torch.minimum, XX, ["minimum"]),
     ("where_gt", lambda x, y: torch.where(x > 0.5, x, y), XX, ["lesserequal", "sub", "where3"]),
@@ -205,6 +209,29 @@ def test_op_coverage(name, fn, inputs, op_funcs):
     verify_located(module)
     found = {op.op_func().name for op in compute_ops(module)}
     assert set(op_funcs) <= found, found
+
+
+class _InvertedResidual(torch.nn.Module):
+    """MobileNetV2's expansion: a pointwise convolution as a Linear, then ReLU6 (``hardtanh(0, 6)``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.expand = torch.nn.Linear(64, 128)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.hardtanh(F.relu6(self.expand(x) * 4), -2.0, 5.0)
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_relu6_and_hardtanh_clip_as_eager_does(cores):
+    """``aten.hardtanh`` (MobileNetV2's ReLU6) is a clip to its bounds; it was an unsupported op."""
+    torch.manual_seed(0)
+    module, x = _InvertedResidual().half().eval(), torch.randn(32, 64, dtype=torch.float16)
+    with torch.no_grad():
+        want = module(x)
+        got = spyre_mlir.compile(module, (x,), cores=cores).run(x)
+    assert float(want.max()) == 5.0 and float(want.min()) == 0.0  # both bounds are reached
+    compare("relu6", got.numpy(), want.numpy(), tolerance_for("float16"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
