@@ -19,14 +19,17 @@ operand the tiles re-read.  The pass weighs exactly that:
 1. A module whose ops carry ``tiles`` hints is left alone: the user's tiling is
    binding.
 2. Candidates (:func:`candidates`): for each value that does not fit LX per
-   core on all cores, for each dim name its writer and every reader iterate as
-   an output dim, the group of contiguous compute ops from the writer to its
+   core on all cores, alone or beside the other values its writer or a reader
+   holds at once (:func:`_working_set`: an RMSNorm's float32 rows, each of
+   which fills most of a core's LX), for each dim name its writer and every
+   reader iterate as an output dim, the group of contiguous compute ops from the writer to its
    last reader that iterate that name as an output dim (none tiled by an
    earlier round), and the group from the writer to the end of its chain
    (:func:`_chain_end`: on through each value in the group that overflows LX
    too, up to a matmul or through it: a softmax from the mask's add to its
    division, or on to the matmul by V), each
-   with the smallest tile count that makes the value fit and twice that,
+   with the smallest tile count that makes the value (or, for one that fits
+   alone, its working set) fit and twice that,
    counts dividing the dim (through a matmul, the smallest only: the matmul
    re-reads its other operand once per tile).
 3. Each candidate is priced by what it changes (:class:`LocalPricer`): the ops
@@ -38,14 +41,15 @@ operand the tiles re-read.  The pass weighs exactly that:
    its group's values live and how its neighbours read them, not the plan of a
    layer away.  A region of more than half the module (a group spanning layers)
    is priced on the whole module.  The candidate that gains most wins if it
-   gains; rounds repeat
-   while one wins and the budget (``max_candidates`` priced per module) lasts.
+   gains; rounds repeat while one wins, each pricing at most ``max_candidates``
+   (the next round starts at the next overflow: the attention's variants do not
+   leave the norms and the MLP of the layer unpriced).
    Candidates are priced largest overflowing value first (the round trips
    through HBM a tiling may save), then in program order: a long program's
    attention scores come before its first small overflow.  A winner's twins
    (:func:`_twins`: the same group in another copy of a repeated layer, tiled
-   the same way) are priced beyond the budget, each on its region, and join it
-   when they gain too: every layer's attention is tiled in the round that tiles
+   the same way) are priced beyond the round's budget, each on its region, and
+   join it when they gain too: every layer's attention is tiled in the round that tiles
    the first.
    A candidate the tiling rules refuse is skipped and not counted.
 """
@@ -102,13 +106,14 @@ def candidates(module: ModuleOp, config: SpyreConfig) -> list[Candidate]:
         if _tiled(writer) or not _overflows_lx(writer, config):
             continue  # tiled by an earlier round, fits, or not an LX candidate however small
         share = _share(writer, config)
+        need = math.ceil((share if share > config.usable_lx_bytes else _working_set(writer, config))
+                         / config.usable_lx_bytes)
         block = writer.parent_block()
         readers = [use.operation for use in writer.result.uses]
         last = max(index[r] for r in readers)
         for name, size in _output_names(writer).items():
             if not all(name in _output_names(r) for r in readers):
                 continue
-            need = math.ceil(share / config.usable_lx_bytes)
             counts = [c for c in range(need, size + 1) if size % c == 0][:1]
             counts += [2 * c for c in counts if size % (2 * c) == 0]
             # Through a matmul, the fewest tiles only: the matmul re-reads its other operand per tile.
@@ -126,10 +131,23 @@ def _share(op: ComputeOp, config: SpyreConfig) -> float:
     return tensor_layout(op.result.type).nbytes / config.cores
 
 
+def _working_set(op: ComputeOp, config: SpyreConfig) -> float:
+    """The most LX a core needs to keep ``op``'s result there: at its writer and at each of its
+    readers, the per-core shares of that op's tensors that compute ops write (those memory planning
+    may place in LX), added up."""
+    def held(user: Operation) -> float:
+        values = {v for v in (*user.operands, *user.results) if isinstance(v, OpResult) and isinstance(v.op, ComputeOp)}
+        return sum(tensor_layout(v.type).nbytes for v in values) / config.cores
+
+    return max(held(user) for user in (op, *(use.operation for use in op.result.uses)))
+
+
 def _overflows_lx(op: ComputeOp, config: SpyreConfig) -> bool:
     """True when ``op``'s result could stay in LX (read only from LX, :func:`lx_readers`) but its
-    per-core share does not fit there."""
-    return _share(op, config) > config.usable_lx_bytes and lx_readers(op.result)
+    per-core share does not fit there, alone or beside the other tensors of its writer or of a
+    reader (:func:`_working_set`: an element-wise op whose operand and result each fill most of a
+    core's LX)."""
+    return _working_set(op, config) > config.usable_lx_bytes and bool(lx_readers(op.result))
 
 
 def _chain_end(ops: list[ComputeOp], index: dict[ComputeOp, int], writer: ComputeOp, name: str,
@@ -304,16 +322,14 @@ def auto_tile(module: ModuleOp, max_candidates: int = 10, span_tiling: bool = Tr
     config = target_config(module)
     pricer = LocalPricer(module, span_tiling, lx_solver)
     applied: list[Candidate] = []
-    budget = max_candidates
-    while budget > 0 and (found := candidates(module, config)):
+    while found := candidates(module, config):
         priced: list[tuple[float, Candidate]] = []
         for candidate in found:
-            if len(priced) == budget:
+            if len(priced) == max_candidates:
                 break
             gain = pricer.gain(candidate)
             if gain is not None:
                 priced.append((gain, candidate))
-        budget -= len(priced)
         if not priced:
             break
         gain, best = min(priced, key=lambda p: p[0])
@@ -358,7 +374,7 @@ class AutoTilePass(ModulePass):
     name = "spyre-auto-tile"
 
     max_candidates: int = 10
-    """Tilings priced per module at most (each runs the later planning stages on its region)."""
+    """Tilings priced per round at most (each runs the later planning stages on its region)."""
 
     span_tiling: bool = True
     """spyre-coarse-tile's option in the stages that price a candidate."""

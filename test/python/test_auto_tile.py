@@ -91,6 +91,31 @@ def test_candidates_need_an_intermediate_that_overflows_lx():
     assert candidates(folded, SpyreConfig(cores=32)) == []
 
 
+_SIDE_BY_SIDE = """
+func.func @f(%a: tensor<1024x512xf16>, %b: tensor<1024x512xf16>) -> tensor<1024x512xf16> {
+  %x = spyre.pointwise "add" (%a, %b) : (tensor<1024x512xf16>, tensor<1024x512xf16>) -> tensor<1024x512xf16>
+  %y = spyre.pointwise "exp" (%x) : (tensor<1024x512xf16>) -> tensor<1024x512xf16>
+  %z = spyre.pointwise "mul" (%y, %b) : (tensor<1024x512xf16>, tensor<1024x512xf16>) -> tensor<1024x512xf16>
+  func.return %z : tensor<1024x512xf16>
+}
+"""
+
+
+def test_an_intermediate_that_fits_lx_alone_but_not_beside_its_readers_result_is_a_candidate():
+    """On one core x and y (1 MiB each) each fit the 1.55 MiB of usable LX, but the exp reads x
+    and writes y at once: both stay in LX only in tiles, so x and y are candidates, each tiled
+    at least twice.  On 4 cores the exp holds 512 KiB and there is nothing to tile."""
+    for cores, expected in ((1, True), (4, False)):
+        module = parse_module(make_context(), _SIDE_BY_SIDE, "side_by_side.mlir")
+        stages = compile_stages(cores)
+        for stage in stages[:[s.name for s in stages].index("spyre-auto-tile")]:
+            stage.apply(make_context(), module)
+        found = candidates(module, target_config(module))
+        assert bool(found) == expected
+        assert all(c.count >= 2 for c in found)
+        assert {c.members[0] for c in found} == ({0, 1} if expected else set())
+
+
 def _matches_eager(out, program, fn, inputs) -> None:
     """Run the compiled ``out`` of ``program`` on the interpreter and compare it with ``fn`` eager."""
     outputs, _ = run(out, manifest_inputs(program, inputs, read_manifest(out), "test"))
@@ -162,6 +187,19 @@ def test_regression_every_layers_attention_is_tiled_in_one_round(tmp_path):
     program, fn, inputs, report = _compiled("llama", 4, out, layers=2, hidden=256, heads=4, length=1024)
     divisions = [c for c in report.ops if c.op.op_func().name == "realdiv"]
     assert len(divisions) == 2 and all(c.runs > 1 and c.traffic.hbm_written == 0 for c in divisions)
+    _matches_eager(out, program, fn, inputs)
+
+
+def test_every_overflow_gets_a_round_of_its_own(tmp_path):
+    """Granite over 2048 tokens on 4 cores: each f32 [2048, 512] value of an RMSNorm fits a core's
+    LX (1 MiB of 1.55), but not beside the next one its reader writes, so each norm streamed its
+    intermediates through HBM.  The attention's candidates came first and used the whole budget;
+    now each round has a budget of its own, so the round after the attention's tiles each norm
+    (3.24 ms predicted -> 2.94) and its mean reads its operand from LX.  The plan matches eager."""
+    out = tmp_path / "out"
+    program, fn, inputs, report = _compiled("granite", 4, out, layers=1, hidden=512, heads=8, length=2048)
+    means = [c for c in report.ops if c.op.op_func().name == "mean"]
+    assert len(means) == 3 and all(c.runs > 1 and c.traffic.hbm_read == 0 for c in means)
     _matches_eager(out, program, fn, inputs)
 
 
