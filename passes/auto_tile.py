@@ -42,8 +42,9 @@ operand the tiles re-read.  The pass weighs exactly that:
    layer away.  A region of more than half the module (a group spanning layers)
    is priced on the whole module.  The candidate that gains most wins if it
    gains; rounds repeat while one wins, each pricing at most ``max_candidates``
-   (the next round starts at the next overflow: the attention's variants do not
-   leave the norms and the MLP of the layer unpriced).
+   and all of them at most :data:`ROUNDS` times that (the next round starts at
+   the next overflow: the attention's variants do not leave the norms and the
+   MLP of the layer unpriced).
    Candidates are priced largest overflowing value first (the round trips
    through HBM a tiling may save), then in program order: a long program's
    attention scores come before its first small overflow.  A winner's twins
@@ -308,6 +309,11 @@ class LocalPricer:
         return None if tiled is None else tiled - untiled
 
 
+ROUNDS = 3
+"""Rounds' worth of candidates a module prices in all (``max_candidates`` each): the first rounds
+tile the largest overflows (a layer's attention, its MLP, its norms), where most of the gain is."""
+
+
 def _tiled(op: ComputeOp) -> bool:
     """True when a hint of ``op`` asks for tiles."""
     return any(h.tiles.data for h in op.get_hints())
@@ -322,14 +328,16 @@ def auto_tile(module: ModuleOp, max_candidates: int = 10, span_tiling: bool = Tr
     config = target_config(module)
     pricer = LocalPricer(module, span_tiling, lx_solver)
     applied: list[Candidate] = []
-    while found := candidates(module, config):
+    budget = ROUNDS * max_candidates
+    while budget > 0 and (found := candidates(module, config)):
         priced: list[tuple[float, Candidate]] = []
         for candidate in found:
-            if len(priced) == max_candidates:
+            if len(priced) == min(max_candidates, budget):
                 break
             gain = pricer.gain(candidate)
             if gain is not None:
                 priced.append((gain, candidate))
+        budget -= len(priced)
         if not priced:
             break
         gain, best = min(priced, key=lambda p: p[0])
@@ -374,7 +382,8 @@ class AutoTilePass(ModulePass):
     name = "spyre-auto-tile"
 
     max_candidates: int = 10
-    """Tilings priced per round at most (each runs the later planning stages on its region)."""
+    """Tilings priced per round at most, :data:`ROUNDS` times that per module (each runs the later
+    planning stages on its region)."""
 
     span_tiling: bool = True
     """spyre-coarse-tile's option in the stages that price a candidate."""
