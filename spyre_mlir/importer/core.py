@@ -18,8 +18,10 @@ Recipe of :func:`import_program`:
 3. Per ``call_function`` node: look its target up in the ATen table and call the
    emitter with a :class:`NodeEmitter` that stamps the node's location on every
    op and the node's hints on every compute op.
-4. ``func.return`` of the user outputs (``spyre.name`` result attributes);
-   unused ops (e.g. layer norm's mean/rstd outputs) are dropped.
+4. ``func.return`` of the user outputs (``spyre.name`` result attributes, one
+   name each: an output that is an argument or an earlier output is an
+   ``identity`` copy of its own); unused ops (e.g. layer norm's mean/rstd
+   outputs) are dropped.
 """
 
 from __future__ import annotations
@@ -40,16 +42,16 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 
 from spyre_mlir.analysis.cost import EXPERTS_ATTR
 from spyre_mlir.analysis.kernel_args import UPDATES_ATTR
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr, ViewOp
+from spyre_mlir.dialects.spyre import HOST_DTYPE_ATTR, RANGE_ATTR, FillOp, HintAttr, PointwiseOp, ViewOp
 from spyre_mlir.gc_tuning import fewer_collections
 from spyre_mlir.importer.constants import ConstantArguments
 from spyre_mlir.importer.elements import FLAG_RANGE, ReadTwoWays, element_type, input_element, split_index_reads
-from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, ident, shape_of, tensor_type
+from spyre_mlir.importer.emitter import NodeEmitter, Unsupported, elem_of, ident, shape_of, tensor_type
 from spyre_mlir.importer import experts, repair, selection
 from spyre_mlir.importer.convolution import constant_padded, shifted_matmuls, unfolded
 from spyre_mlir.importer.matvec import biased_product_and_sum, product_and_sum
@@ -327,6 +329,7 @@ class _Importer:
         out_specs = sig.output_specs
         state = state_buffers(ep)
         buffers = {spec.target: spec for spec in sig.input_specs if spec.kind.name == "BUFFER"}
+        names = {a.data["spyre.name"].data for a in arg_attrs if isinstance(a.data.get("spyre.name"), StringAttr)}
         for spec, out in zip(out_specs, output_node.args[0]):
             attrs: dict[str, Attribute] = {"spyre.name": StringAttr(getattr(spec.arg, "name", str(out)))}
             if spec.kind.name == "BUFFER_MUTATION":
@@ -343,6 +346,9 @@ class _Importer:
             if 0 in shape_of(v):
                 raise node_error(output_node, f"graph output '{out.name}' has the empty shape {list(shape_of(v))}: "
                                  "Spyre computes tensors with at least one element in every dim")
+            if "spyre.name" in attrs and (isinstance(v, BlockArgument) or v in results):
+                taken = names | {a.data["spyre.name"].data for a in res_attrs if "spyre.name" in a.data}
+                v, attrs["spyre.name"] = self._output_copy(v, out, attrs["spyre.name"].data, taken, block)
             results.append(v)
             res_attrs.append(DictionaryAttr(attrs))
         ret = func.ReturnOp(*results)
@@ -398,6 +404,21 @@ class _Importer:
                                  "as spyre_mlir.generate does) rather than a cache that grows")
             shape.append(int(s))
         return tuple(shape)
+
+    @staticmethod
+    def _output_copy(v: SSAValue, out: torch.fx.Node, name: str, taken: set[str],
+                     block: Block) -> tuple[SSAValue, StringAttr]:
+        """A copy, at the end of ``block``, of output ``v`` that is an argument or an earlier output
+        (``return x, x + 1``, ``return y, y``), so that every result is a tensor of its own, and
+        ``name`` made one that no argument or earlier result has (``taken``): the manifest names
+        each once."""
+        copy = PointwiseOp("identity", [v], tensor_type(elem_of(v), shape_of(v)))
+        copy.location = node_loc(out)[0]
+        block.add_op(copy)
+        unique, k = name, 1
+        while unique in taken:
+            unique, k = f"{name}_{k}", k + 1
+        return copy.result, StringAttr(unique)
 
     def _emit(self, node: torch.fx.Node, block: Block) -> None:
         from spyre_mlir.importer.table import lookup

@@ -234,6 +234,44 @@ def test_relu6_and_hardtanh_clip_as_eager_does(cores):
     compare("relu6", got.numpy(), want.numpy(), tolerance_for("float16"))
 
 
+class _Twice(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = x.exp()
+        return y, y
+
+
+class _InputBack(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x, x + 1
+
+
+class _ParameterBack(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 128, dtype=torch.float16))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x + self.w, self.w
+
+
+@pytest.mark.parametrize("module, names", [(_Twice, ["exp", "exp_1"]), (_InputBack, ["x_1", "add"]),
+                                           (_ParameterBack, ["add", "p_w_1"])])
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_an_output_returned_twice_or_an_argument_returned_is_a_copy_of_its_own(module, names, cores):
+    """``return y, y``, ``return x, x + 1`` and ``return x + w, w`` are valid PyTorch: the repeated
+    or returned tensor is copied into a result of its own, named apart (the manifest names every
+    argument and result once; this was an error naming that rule).  Each matches eager."""
+    torch.manual_seed(0)
+    model, x = module().eval(), torch.randn(8, 128, dtype=torch.float16)
+    (function,) = import_program(export_model(model, (x,))).ops
+    assert [a.data["spyre.name"].data for a in function.res_attrs.data] == names
+    with torch.no_grad():
+        want = model(x)
+        got = spyre_mlir.compile(model, (x,), cores=cores).run(x)
+    for g, w in zip(got, want, strict=True):
+        compare("output", g.numpy(), w.detach().numpy(), tolerance_for("float16"))
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 def test_dtypes(dtype):
     x = torch.randn(4, 64, dtype=dtype)
