@@ -22,9 +22,9 @@ operand the tiles re-read.  The pass weighs exactly that:
    core on all cores, alone or beside the other values its writer or a reader
    holds at once (:func:`_working_set`: an RMSNorm's float32 rows, each of
    which fills most of a core's LX), for each dim name its writer and every
-   reader iterate as an output dim, the group of contiguous compute ops from the writer to its
-   last reader that iterate that name as an output dim (none tiled by an
-   earlier round), and the group from the writer to the end of its chain
+   reader iterate as an output dim, the group of contiguous compute ops from
+   the writer to its last reader that iterate that name as an output dim (none
+   tiled by an earlier round), and the group from the writer to the end of its chain
    (:func:`_chain_end`: on through each value in the group that overflows LX
    too, up to a matmul or through it: a softmax from the mask's add to its
    division, or on to the matmul by V), each
@@ -50,8 +50,8 @@ operand the tiles re-read.  The pass weighs exactly that:
    attention scores come before its first small overflow.  A winner's twins
    (:func:`_twins`: the same group in another copy of a repeated layer, tiled
    the same way) are priced beyond the round's budget, each on its region, and
-   join it when they gain too: every layer's attention is tiled in the round that tiles
-   the first.
+   join it when they gain too: every layer's attention is tiled in the round
+   that tiles the first.
    A candidate the tiling rules refuse is skipped and not counted.
 """
 
