@@ -602,8 +602,10 @@ class Copier(CopyMaker):
     def materialise_returned(self, ret: func.ReturnOp) -> None:
         """Copy here each returned view whose copy iterates padding its storage lacks, so that the
         storage gets it; each one whose copy would write the stick it drives tangled, through a
-        dim of one element (:meth:`write_through_unit_dim`); and each one that reads one position
-        of its storage's stick (:meth:`reads_inside_a_stick`), from its storage restickified
+        dim of one element (:meth:`write_through_unit_dim`); each one that reads its storage's
+        stick every k-th element or from past a stick's first (:meth:`misread`), from its storage
+        sticked otherwise (:meth:`untangle_source`, as a compute op's copy of that view); and each
+        one that reads one position of its storage's stick (:meth:`reads_inside_a_stick`), from its storage restickified
         onto a dim the copy iterates (:meth:`fix_operand`, as a compute op reading that view
         would).  spyre-fold-views copies the others.  The copy is the kernel output."""
         for index, value in enumerate(ret.operands):
@@ -616,8 +618,14 @@ class Copier(CopyMaker):
                 self.restickifies.append(copy)
                 self.write_through_unit_dim(ret, index, copy, stick)
                 continue
+            _, (source,), _ = op_reads(copy)
+            misread = self.misread(source)
+            if misread:
+                layout = self.plan.layouts.pop(copy.result)
+                copy = self.untangle_source(ret, index, source, copy, stick)
+                self.plan.layouts[copy.result] = layout
             inside = self.reads_inside_a_stick(copy)
-            if inside is None and not missing_padding(self.plan, copy):
+            if inside is None and not misread and not missing_padding(self.plan, copy):
                 del self.plan.layouts[copy.result]
                 self.rewriter.erase_op(copy)
                 continue

@@ -183,3 +183,22 @@ func.func @biased_rows_read_transposed(%x: tensor<64x256xf16>, %b: tensor<256xf1
   %t = spyre.matmul (%x, %yt) : (tensor<64x256xf16>, tensor<256x64xf16>) -> tensor<64x64xf16>
   func.return %s, %t : tensor<64x64xf16>, tensor<64x64xf16>
 }
+
+// -----
+
+// A returned view reading every second element of its storage's stick (columns): the copy that
+// materialises it reads the storage restickified onto its rows, where the stride is off the stick;
+// reading the stick strided, it had no layout label.
+// CHECK-LABEL: func.func @returned_strided_columns
+// CHECK:         %[[Y:.*]] = spyre.pointwise "exp"
+// CHECK-NEXT:    %[[ROWS:.*]] = spyre.restickify (%[[Y]]) : {{.*}} -> tensor<64x128xf16, #spyre.layout<device_size = [1, 128, 64], dim_order = [1, 0], format = "SEN169_FP16">>
+// CHECK-NEXT:    %[[COPY:.*]] = spyre.restickify (%[[ROWS]]) {iteration_space = array<i64: 64, 64>, indexing_maps = [affine_map<(d0, d1) -> (d0, (d1 * 2))>, affine_map<(d0, d1) -> (d0, d1)>]} : {{.*}} -> tensor<64x64xf16, #spyre.layout<device_size = [1, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
+// CHECK-NEXT:    func.return %[[COPY]]
+// FOLD-LABEL: func.func @returned_strided_columns
+// FOLD-NOT:     spyre.view
+// FOLD:         func.return
+func.func @returned_strided_columns(%x: tensor<64x128xf16> {spyre.name = "x", spyre.role = "input"}) -> tensor<64x64xf16> {
+  %y = spyre.pointwise "exp" (%x) : (tensor<64x128xf16>) -> tensor<64x128xf16>
+  %v = spyre.view %y affine_map<(d0, d1) -> (d0, (d1 * 2))> : tensor<64x128xf16> -> tensor<64x64xf16>
+  func.return %v : tensor<64x64xf16>
+}
