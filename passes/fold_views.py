@@ -78,7 +78,9 @@ Rules:
    start the SDSC cannot address.  Only positions in the blocks and sticks the
    narrow copy reads are read, and only where its storage holds them
    (``widen_copy_reads``); a widened dim is not sliced at an offset inside a
-   stick of the copy's layout.
+   stick of the copy's layout.  A copy that writes dims flattened (Swin's window
+   reverse cropped to 10 x 10 tokens and flattened, rows ``10 * h + w``) is widened
+   as the copy of one dim per iteration dim (12 x 12), which the view flattens.
 6. Dead views are erased.
 7. **Copies that move nothing.**  A pointwise result that only a copy reads may
    take any order of its dims around the stick (each tensor of a pointwise
@@ -96,11 +98,12 @@ changes nothing.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, TensorType
 from xdsl.ir import OpResult, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -113,11 +116,13 @@ from spyre_mlir.analysis.views import (
     Indexing,
     Widened,
     dim,
+    flattening,
     fold_indexing,
     map_coords,
     materialise_view,
     nest_row,
     split_names,
+    substitute,
     unreadable_reason,
     widen_copy_reads,
     writes_in_place,
@@ -267,17 +272,19 @@ def _placed(layout: StickLayout) -> tuple[int, ...]:
 
 def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
     """Rule 5 for one copy: replace it by a wider copy (:func:`widen_copy_reads`) and a view of the
-    narrow result's rows in it; returns that view, or None when the copy is left as it is."""
+    narrow result's rows in it; returns that view, or None when the copy is left as it is.  A copy
+    that writes dims flattened (rows ``10 * h + w`` of a cropped window reverse) is widened as the
+    copy of one dim per iteration dim (:func:`_unflattened`), which the view flattens again."""
     if not copy.has_explicit_maps():
         return None
-    space = list(copy.get_iteration_space())
-    source, result = (map_coords(m, space) for m in copy.get_indexing_maps())
-    if result != tuple(dim(i) for i in range(len(space))):
+    unflat = _unflattened(copy)
+    if unflat is None:
         return None
     storage = copy.inputs[0]
     assert isinstance(storage.type, TensorType) and isinstance(copy.result.type, TensorType)
-    widened = widen_copy_reads(Indexing(space, [source, result]), tensor_layout(storage.type))
-    layout = tensor_layout(copy.result.type)
+    identity = tuple(dim(i) for i in range(len(unflat.space)))
+    widened = widen_copy_reads(Indexing(unflat.space, [unflat.source, identity]), tensor_layout(storage.type))
+    layout = unflat.layout
     if widened is None or layout.stick_dim is not None and widened.offsets[layout.stick_dim] % layout.elems_per_stick:
         return None
     padded = _wide_padding(layout, widened, tensor_layout(storage.type))
@@ -285,14 +292,14 @@ def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
                            layout_attr(stick_layout(widened.shape, layout.dtype, layout.dim_order, padded_shape=padded)))
     wide = RestickifyOp(storage, wide_type)
     wide.set_indexing(widened.indexing.space, widened.indexing.maps())
-    if copy.dims is not None:
-        wide.dims = split_names(copy.dims, widened.indexing.splits)
+    if unflat.names is not None:
+        wide.dims = split_names(unflat.names, widened.indexing.splits)
     if copy.hints is not None:
         wide.hints = copy.hints
     wide.location = copy.location
     rewriter.insert_op(wide, InsertPoint.before(copy))
-    rank = len(widened.shape)
-    rows = AffineMap(rank, 0, tuple(AffineExpr.dimension(h) + o for h, o in enumerate(widened.offsets)))
+    rows = AffineMap(len(copy.result.type.get_shape()), 0,
+                     tuple(digit + o for digit, o in zip(unflat.digits, widened.offsets)))
     narrow = ViewOp(wide.result, rows, copy.result.type)
     if copy.dims is not None:
         narrow.dims = copy.dims
@@ -301,6 +308,56 @@ def widen_copy(rewriter: Rewriter, copy: RestickifyOp) -> SSAValue | None:
     copy.result.replace_all_uses_with(narrow.result)
     rewriter.erase_op(copy)
     return narrow.result
+
+
+@dataclass(frozen=True)
+class _Unflat:
+    """A copy seen as writing one dim per iteration dim, in the order its result nests them."""
+
+    space: list[int]
+    source: tuple[Linear, ...]
+    """Its source coords over ``space``."""
+    names: ArrayAttr | None
+    """Its iteration dims' names, in ``space``'s order."""
+    layout: StickLayout
+    """The layout of its unflattened result."""
+    digits: tuple[AffineExpr, ...]
+    """Each unflattened dim's coordinate in terms of the copy's own result dims."""
+
+
+def _unflattened(copy: RestickifyOp) -> _Unflat | None:
+    """``copy`` as the copy of one dim per iteration dim (:func:`flattening`: its result's dims in
+    row-major nests of them), sticked on the iteration dim that its stick dim is, the other dims
+    nested in its dim order where their result dim is; None when its result dims are no such
+    nests, its stick dim flattens several, or a flattened dim is padded."""
+    space = list(copy.get_iteration_space())
+    source, result = (map_coords(m, space) for m in copy.get_indexing_maps())
+    layout = tensor_layout(copy.result.type)
+    nests = flattening(result, space, layout.host_shape)
+    if nests is None:
+        return None
+    order = [d for nest in nests for d in nest]
+    position = {d: k for k, d in enumerate(order)}
+    if layout.stick_dim is not None and len(nests[layout.stick_dim]) != 1 or any(
+            len(nest) > 1 and layout.padded_host_shape[h] != layout.host_shape[h] for h, nest in enumerate(nests)):
+        return None
+    unflat_space = [space[d] for d in order]
+    env = [dim(position[d]) for d in range(len(space))]
+    padded = [space[d] for d in order]
+    for h, nest in enumerate(nests):
+        if len(nest) == 1:
+            padded[position[nest[0]]] = layout.padded_host_shape[h]
+    dim_order = [position[d] for h in layout.dim_order for d in nests[h]]
+    digits = []
+    for h, nest in enumerate(nests):
+        inner = math.prod(space[d] for d in nest)
+        for d in nest:
+            inner //= space[d]
+            digit = AffineExpr.dimension(h) // inner if inner > 1 else AffineExpr.dimension(h)
+            digits.append(digit % space[d] if d != nest[0] else digit)
+    return _Unflat(unflat_space, tuple(substitute(c, env, unflat_space) for c in source),
+                   None if copy.dims is None else ArrayAttr([copy.dims.data[d] for d in order]),
+                   stick_layout(unflat_space, layout.dtype, dim_order, padded_shape=padded), tuple(digits))
 
 
 def _wide_padding(layout: StickLayout, widened: Widened, storage: StickLayout) -> tuple[int, ...]:

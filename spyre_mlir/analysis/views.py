@@ -482,6 +482,27 @@ def widen_copy_reads(ix: Indexing, storage: StickLayout) -> Widened | None:
     return Widened(ix, tuple(shape), tuple(offsets))
 
 
+def flattening(coords: Sequence[Linear], space: Sequence[int], shape: Sequence[int]) -> list[list[int]] | None:
+    """The iteration dims each dim of a tensor of ``shape`` written at ``coords`` flattens,
+    outermost first, when each coordinate is a row-major nest of whole iteration dims covering its
+    extent (``10 * d2 + d1`` of a dim of 100 over ``d1, d2 < 10``; ``d0``; a constant 0 of a dim of
+    one element) and each iteration dim is a term of exactly one; None otherwise."""
+    nests = []
+    for coord, extent in zip(coords, shape, strict=True):
+        terms = sorted(coord.terms, key=lambda t: t[1])
+        stride = 1
+        for atom, k in terms:
+            if not isinstance(atom, Dim) or k != stride:
+                return None
+            stride *= space[atom.pos]
+        if coord.const or stride != extent:
+            return None
+        nests.append([a.pos for a, _ in reversed(terms)])
+    if sorted(d for nest in nests for d in nest) != list(range(len(space))):
+        return None
+    return nests
+
+
 def split_names(names: ArrayAttr, splits: Sequence[tuple[int, int]]) -> ArrayAttr:
     """``dims`` after the splits: the last name to the remainder dim, the others to the quotient."""
     dims = list(names.data)

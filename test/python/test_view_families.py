@@ -128,3 +128,30 @@ def test_regression_the_rotary_and_pass_through_parts_of_a_head_are_joined_on_th
                if isinstance(r.type, TensorType) and isinstance(r.type.encoding, LayoutAttr)]
     sticked_on_heads = [lay for lay in layouts if lay.stick_dim is not None and lay.host_shape[lay.stick_dim] == 2]
     assert all(tensor_layout(v.type).stick_dim == 1 for v in joined) and not sticked_on_heads
+
+
+class _CroppedWindowReverse(torch.nn.Module):
+    """Swin's window reverse where the feature map was padded to whole windows: 3 x 3 windows of
+    4 x 4 tokens back to a 12 x 12 map, cropped to 10 x 10 and flattened to 100 tokens, added to
+    the residual and also returned as it is."""
+
+    def forward(self, windows: torch.Tensor, shortcut: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        channels = windows.shape[-1]
+        x = (windows * 2).view(1, 3, 3, 4, 4, channels).permute(0, 1, 3, 2, 4, 5).reshape(1, 12, 12, channels)
+        x = x[:, :10, :10, :].reshape(1, 100, channels)
+        return shortcut + x, x
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_regression_a_cropped_window_reverse_is_copied_in_whole_windows(cores):
+    """The copy of a cropped window reverse read its rows at ``h floordiv 4`` and ``w floordiv 4``
+    with ``h, w < 10``, writing them flattened (``10 * h + w``): it could not be widened to whole
+    windows and failed in lowering ("not a sum of scaled dims"; transformers' Swin at image size
+    40).  It is widened as the copy of one dim per token coordinate, 12 x 12, and matches eager."""
+    windows = torch.randn(9, 16, 64, dtype=torch.float16)
+    shortcut = torch.randn(1, 100, 64, dtype=torch.float16)
+    with torch.no_grad():
+        want = _CroppedWindowReverse()(windows, shortcut)
+        got = spyre_mlir.compile(_CroppedWindowReverse(), (windows, shortcut), cores=cores).run(windows, shortcut)
+    for name, g, w in zip(("sum", "cropped"), got, want, strict=True):
+        compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))

@@ -57,3 +57,20 @@ func.func @column_inside_a_stick(%x: tensor<16x100xf16>, %b: tensor<64xf16>) -> 
   %e = spyre.pointwise "add" (%x, %s) : (tensor<16x100xf16>, tensor<16x1xf16>) -> tensor<16x100xf16>
   func.return %e : tensor<16x100xf16>
 }
+
+// -----
+
+// Swin's window reverse of 3 x 3 windows of 4 x 4 tokens, cropped to 10 x 10 and flattened: the
+// copy writes its rows flattened (10 * h + w), so it is widened as the copy of one dim per
+// iteration dim (h and w each 3 blocks of 4, 12 x 12), and the add reads its 10 x 10 in place.
+// CHECK-LABEL: func.func @cropped_window_reverse
+// CHECK:         %[[W:.*]] = spyre.pointwise "exp"
+// CHECK-NEXT:    %[[WIDE:.*]] = spyre.restickify (%[[W]]) {iteration_space = array<i64: 1, 4, 3, 4, 3, 32>, indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (((d2 * 3) + d4), ((d1 * 4) + d3), d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, ((d2 * 4) + d1), ((d4 * 4) + d3), d5)>]}
+// CHECK-SAME:    -> tensor<1x12x12x32xf32,
+// CHECK-NEXT:    spyre.pointwise "add" (%{{.*}}, %[[WIDE]]) {iteration_space = array<i64: 1, 10, 10, 32>, indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, ((d2 * 10) + d1), d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, ((d2 * 10) + d1), d3)>]}
+func.func @cropped_window_reverse(%a: tensor<9x16x32xf32>, %s: tensor<1x100x32xf32>) -> tensor<1x100x32xf32> {
+  %w = spyre.pointwise "exp" (%a) : (tensor<9x16x32xf32>) -> tensor<9x16x32xf32>
+  %v = spyre.view %w affine_map<(d0, d1, d2) -> ((((d1 floordiv 10) floordiv 4) * 3 + (d1 mod 10) floordiv 4), ((d1 floordiv 10) mod 4) * 4 + (d1 mod 10) mod 4, d2)> : tensor<9x16x32xf32> -> tensor<1x100x32xf32>
+  %r = spyre.pointwise "add" (%s, %v) : (tensor<1x100x32xf32>, tensor<1x100x32xf32>) -> tensor<1x100x32xf32>
+  func.return %r : tensor<1x100x32xf32>
+}
