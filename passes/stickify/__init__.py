@@ -49,7 +49,8 @@ Op rules (by op-func kind, DESIGN §6):
   the padding rule of step 3 applied to K;
 * reduction: no constraint on a dense operand (a sparse one, a stick
   reduction's result, is restickified onto a dim it iterates, a kept one if it
-  has one); the result keeps the operand's stick driver (non-stick reduction),
+  has one; so is one whose stick its read splits, ``splits_stick``: the rows
+  ``4 * h + w`` of merged patches sticked on their 4 columns); the result keeps the operand's stick driver (non-stick reduction),
   or, when the stick dim is reduced, is sticked on the kept size-1 dim (a
   sparse output: one element per stick, the back end's form of a reduction
   over the stick).  A reduction over the stick without keepdim is rewritten to

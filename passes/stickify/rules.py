@@ -15,7 +15,7 @@ from spyre_mlir.analysis.views import Read
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.dialects.spyre import ComputeOp, IndirectAccess
 from spyre_mlir.opfuncs import OpKind
-from spyre_mlir.passes.stickify.drivers import BROADCAST, dims_driven_by, stick_driver
+from spyre_mlir.passes.stickify.drivers import BROADCAST, dims_driven_by, splits_stick, stick_driver
 from spyre_mlir.passes.stickify.plan import Plan
 
 
@@ -49,14 +49,18 @@ def matmul_dims(op: ComputeOp, result: Sequence[Linear]) -> tuple[int, int]:
     return reduced[0], n
 
 
-def _dense_driver(op: ComputeOp, read: Read) -> int | None:
-    """The iteration dim a reduction's sparse operand (one element per stick: another stick
-    reduction's result, its stick coordinate a constant or a dim of extent 1) must be
-    restickified onto: the one driving its innermost kept coordinate, else its innermost
-    reduced one, of more than one element (None: there is none)."""
+def _dense_driver(op: ComputeOp, read: Read, elems_per_stick: int) -> int | None:
+    """The iteration dim a reduction's operand must be restickified onto when it is sparse (one
+    element per stick: another stick reduction's result, its stick coordinate a constant or a dim
+    of extent 1) or its stick is split along a kept dim (:func:`splits_stick`: a layer norm over
+    the channels of merged patches, rows ``4 * h + w`` read from a storage sticked on its 4
+    columns; the result would share the split stick with its rows): the one
+    driving its innermost kept coordinate, else its innermost reduced one, of more than one
+    element and splitting no stick (None: there is none)."""
     space = op.get_iteration_space()
     drivers = [d for c in reversed(read.coords)
-               if (d := stick_driver(c)) not in (None, BROADCAST) and space[d] > 1]
+               if (d := stick_driver(c)) not in (None, BROADCAST) and space[d] > 1
+               and not splits_stick(c, elems_per_stick)]
     kept = [d for d in drivers if d not in op.reduction_dims()]
     return (kept or drivers or [None])[0]
 
@@ -80,9 +84,11 @@ def op_rule(op: ComputeOp, reads: Sequence[Read], result: Sequence[Linear], plan
     if kind is OpKind.POINTWISE:
         return OpRule(every, shared=True)
     if kind is OpKind.REDUCTION:
-        driver = plan.driver(reads[0])
+        driver, layout = plan.driver(reads[0]), plan.layouts[reads[0].storage]
         sparse = driver == BROADCAST or (driver is not None and op.get_iteration_space()[driver] == 1)
-        if sparse and (dense := _dense_driver(op, reads[0])) is not None:
+        split = driver not in (None, BROADCAST, *op.reduction_dims()) and splits_stick(
+            reads[0].coords[layout.stick_dim], layout.elems_per_stick)
+        if (sparse or split) and (dense := _dense_driver(op, reads[0], layout.elems_per_stick)) is not None:
             if dense in op.reduction_dims():
                 return OpRule(_reduced_stick(result), {0: dense})
             return OpRule(tuple(dims_driven_by(result, dense)) or every, {0: dense})

@@ -155,3 +155,34 @@ def test_regression_a_cropped_window_reverse_is_copied_in_whole_windows(cores):
         got = spyre_mlir.compile(_CroppedWindowReverse(), (windows, shortcut), cores=cores).run(windows, shortcut)
     for name, g, w in zip(("sum", "cropped"), got, want, strict=True):
         compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
+
+
+class _PatchMerging(torch.nn.Module):
+    """Swin's patch merging of an 8 x 8 map of 16 channels (fp32, 32 to a stick): each 2 x 2
+    patch's four tokens concatenated along the channels (4 x 4 tokens of 64), flattened and
+    layer-normed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = (x * 2).view(1, 8, 8, 16)
+        x = torch.cat([x[:, row::2, col::2, :] for col in range(2) for row in range(2)], dim=-1)
+        return self.norm(x.view(1, 16, 64))
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_regression_a_norm_over_merged_patches_reads_them_sticked_on_their_channels(cores):
+    """The concatenation along the channels puts pieces of 16 mid-stick, so it is sticked on its 4
+    columns; the norm's mean read it through the flattening view ``4 * h + w`` and kept that stick,
+    which its result then shared with the rows (``iteration dim d1 of 4 elements shares a stick
+    with another dim`` in lowering; transformers' Swin whenever half its map's width is no whole
+    number of sticks).  The mean now reads the merged patches restickified onto their channels, as
+    the norm's pointwise ops do, and matches eager."""
+    torch.manual_seed(0)
+    module, x = _PatchMerging().eval(), torch.randn(1, 64, 16)
+    with torch.no_grad():
+        want = module(x)
+        got = spyre_mlir.compile(module, (x,), cores=cores).run(x)
+    compare("merged", got.numpy(), want.numpy(), tolerance_for("float32"))

@@ -202,3 +202,20 @@ func.func @returned_strided_columns(%x: tensor<64x128xf16> {spyre.name = "x", sp
   %v = spyre.view %y affine_map<(d0, d1) -> (d0, (d1 * 2))> : tensor<64x128xf16> -> tensor<64x64xf16>
   func.return %v : tensor<64x64xf16>
 }
+
+// -----
+
+// A mean over the channels of merged patches read through their flattening (rows 4 * h + w) from a
+// storage sticked on its 4 columns: kept there, the stick would be split (w of 4 in sticks of 32)
+// and shared by the result's rows.  The mean reads the storage restickified onto the channels it
+// reduces, and its result is sticked on its reduced dim of one element.
+// CHECK-LABEL: func.func @mean_over_merged_patches
+// CHECK-NEXT:    %[[C:.*]] = spyre.restickify (%{{.*}}) : {{.*}} -> tensor<1x4x4x64xf32, #spyre.layout<device_size = [4, 32, 2, 1, 32], dim_order = [0, 1, 2, 3], format = "IEEE_FP32">>
+// CHECK-NEXT:    %[[V:.*]] = spyre.view %[[C]]
+// CHECK-NEXT:    spyre.reduce "mean" (%[[V]]) dims [2] : {{.*}} -> tensor<1x16x1xf32, #spyre.layout<device_size = [16, 1, 1, 32], dim_order = [0, 1, 2], format = "IEEE_FP32">>
+// WARN: restickify.mlir:[[# @LINE + 3]]:3: warning: function argument 'x' (#0) is copied by spyre.restickify to dim_order [0, 1, 2, 3], device_size [4, 32, 2, 1, 32]; stage it that way to avoid the copy
+func.func @mean_over_merged_patches(%x: tensor<1x4x4x64xf32, #spyre.layout<device_size = [4, 64, 1, 1, 32], dim_order = [0, 1, 3, 2], format = "IEEE_FP32">> {spyre.name = "x", spyre.role = "input"}) -> tensor<1x16x1xf32> {
+  %v = spyre.view %x affine_map<(d0, d1, d2) -> (d0, d1 floordiv 4, d1 mod 4, d2)> : tensor<1x4x4x64xf32, #spyre.layout<device_size = [4, 64, 1, 1, 32], dim_order = [0, 1, 3, 2], format = "IEEE_FP32">> -> tensor<1x16x64xf32>
+  %m = spyre.reduce "mean" (%v) dims [2] : (tensor<1x16x64xf32>) -> tensor<1x16x1xf32>
+  func.return %m : tensor<1x16x1xf32>
+}
