@@ -13,7 +13,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+import spyre_mlir
 from e2e_support import ImportedPrograms, compile_and_check, example_models
+from spyre_mlir.interpreter import compare, tolerance_for
 
 models = example_models()
 Model = models.Model
@@ -37,3 +39,34 @@ def test_heads_narrower_than_a_stick_match_eager(model, cores, tmp_path):
     if model.family in models.TRANSFORMERS:
         pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
     compile_and_check(f"{model.name}-{model.heads}heads", cores, tmp_path / "out", imported)
+
+
+class _FusedSingleHead(torch.nn.Module):
+    """One head of 32 fp16 elements (half a stick) split from a fused QKV projection, attending;
+    and the product of two such column slices of inputs (``x[:, :32] @ y[:, :32].T``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(64, 96, dtype=torch.float16)
+
+    def forward(self, h: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        q, k, v = self.qkv(h).split(32, dim=-1)
+        return torch.softmax(q @ k.t(), dim=-1) @ v, x[:, :32] @ y[:, :32].t()
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_regression_a_matmul_never_reads_data_as_the_zero_rows_of_its_padded_k(cores):
+    """A matmul pads K to whole sticks and reads its right-hand side's rows past the true K as
+    zeros.  When that operand was a slice of wider storage (the keys ``qkv[:, 32:64]``, whose next
+    32 columns are the values; ``y[:, :32]`` of 64 columns), those rows held data: the scores
+    added the values' products (wrong numbers on every core count).  The operand is now copied,
+    its padding zeros, and both results match eager."""
+    torch.manual_seed(0)
+    module = _FusedSingleHead().eval()
+    inputs = (torch.randn(10, 64, dtype=torch.float16), torch.randn(10, 64, dtype=torch.float16),
+              torch.randn(12, 64, dtype=torch.float16))
+    with torch.no_grad():
+        want = module(*inputs)
+        got = spyre_mlir.compile(module, inputs, cores=cores).run(*inputs)
+    for name, g, w in zip(("attention", "slices"), got, want, strict=True):
+        compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
