@@ -38,9 +38,14 @@ def shifted_matmuls(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
     ``s``-th position; a 2-d one likewise, channels last (:func:`_shifted_matmuls_2d`).  With
     ``groups``, one such convolution per group, concatenated along the channels, or, one input
     and one output channel per group (depthwise), :func:`_shifted_products`; transposed (one
-    group), :func:`_placed_matmuls`.  ``NotImplemented`` for any other convolution."""
+    group), :func:`_placed_matmuls`.  A stride, padding, dilation or output padding of one value
+    applies to every spatial dim (``padding="valid"`` arrives as ``[0]``).  ``NotImplemented``
+    for any other convolution."""
     if x.dim() != weight.dim() or x.dim() not in (3, 4) or transposed and groups != 1:
         return NotImplemented
+    spatial = x.dim() - 2
+    stride, padding, dilation, output_padding = (
+        [*v] * spatial if len(v) == 1 else v for v in (stride, padding, dilation, output_padding))
     if groups != 1 and groups == x.shape[1] == weight.shape[0] and not transposed:
         return _shifted_products(x, weight, bias, stride, padding, dilation)
     if groups != 1:

@@ -2,9 +2,10 @@
 # 2-d max pool (ResNet's stem) is, channels last, the maximum of the windows of the input
 # padded with -inf, and its indices the first window position holding it; an adaptive
 # average pool into a size that divides the input's (a pooler's 1 x 1), the mean of
-# each block; a 2-d average pool, the sum of the windows of the zero-padded input over
-# the count its divisor names; nearest upsampling by whole factors (decoder heads), each
-# element repeated along new dims merged into its own (a view); bilinear upsampling into
+# each block; a 2-d average pool (in ceil mode too), the sum of the windows of the
+# zero-padded input over the count its divisor names; nearest upsampling by whole
+# factors (decoder heads), each element repeated along new dims merged into its own (a
+# view); bilinear upsampling into
 # the same size (BEiT's relative position table) or by whole factors, per phase of the
 # factor two weighted neighbours, the phases interleaved.  Reads an
 # aten.max_pool2d_with_indices, aten.avg_pool2d, aten.adaptive_avg_pool2d,
@@ -22,7 +23,7 @@ from typing import Any
 
 import torch
 
-from spyre_mlir.importer.convolution import padded, windows
+from spyre_mlir.importer.convolution import filled, padded, windows
 
 aten = torch.ops.aten
 
@@ -65,35 +66,55 @@ def max_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (
     return aten.permute.default(out, [0, 3, 1, 2]), aten.permute.default(index, [0, 3, 1, 2])
 
 
+def _ceil_steps(n: int, kernel: int, stride: int, padding: int) -> int:
+    """The positions of a pooling window along a dim of ``n`` with ``ceil_mode``: a last, partial
+    window too, unless it would start past the input and its left padding (ATen's rule)."""
+    steps = -(-(n + 2 * padding - kernel) // stride) + 1
+    return steps - 1 if (steps - 1) * stride >= n + padding else steps
+
+
 def average_pooled(x: torch.Tensor, kernel: Sequence[int], stride: Sequence[int] = (),
                    padding: Sequence[int] = (0,), ceil_mode: bool = False, count_include_pad: bool = True,
                    divisor_override: int | None = None) -> Any:
     """``aten.avg_pool2d`` of a ``[B, C, H, W]`` input, channels last: the sum of the windows of
     the zero-padded input divided by the window's size, or, without ``count_include_pad``, by the
     count of its positions inside the input (the same sum over ones: known when compiling), or
-    by ``divisor_override``.  ``NotImplemented`` with ``ceil_mode`` or another rank."""
-    if ceil_mode or x.dim() != 4:
+    by ``divisor_override``.  With ``ceil_mode`` a last window may reach past the padding
+    (:func:`_ceil_steps`; EfficientNet's pooler, a kernel of 320 over a 1 x 1 map): the input is
+    padded with zeros that far, the taps that read nothing but them are left out, and such a
+    window's divisor counts only its positions inside the input and its padding (ones there, the
+    same sum).  ``NotImplemented`` for another rank."""
+    if x.dim() != 4:
         return NotImplemented
     kernel, stride, padding = _pairs(kernel, stride, padding)
-    steps = [(n + 2 * p - k) // s + 1 for n, p, k, s in zip(x.shape[2:], padding, kernel, stride)]
+    sizes = x.shape[2:]
+    steps = [_ceil_steps(n, k, s, p) if ceil_mode else (n + 2 * p - k) // s + 1
+             for n, p, k, s in zip(sizes, padding, kernel, stride)]
+    taps = [min(k, n + 2 * p) for n, p, k in zip(sizes, padding, kernel)]
+    beyond = [max(0, (m - 1) * s + t - n - 2 * p) for m, s, t, n, p in zip(steps, stride, taps, sizes, padding)]
+    step = [s if m > 1 else 1 for s, m in zip(stride, steps)]  # one window: no stride to span
+    partial = any((m - 1) * s + k > n + 2 * p for m, s, k, n, p in zip(steps, stride, kernel, sizes, padding))
 
-    def window_sums(source: torch.Tensor) -> torch.Tensor:
+    def window_sums(source: torch.Tensor, before: Sequence[int]) -> torch.Tensor:
         last = aten.permute.default(source, [0, 2, 3, 1])
         for dim in (1, 0):
-            last = padded(last, dim + 1, padding[dim], stride[dim])
-        taps = [window for _, window in windows(last, kernel, stride, (1, 1), steps)]
-        total = taps[0]
-        for window in taps[1:]:
+            extent, reach = last.shape[dim + 1] + before[dim], sizes[dim] + 2 * padding[dim] + beyond[dim]
+            last = filled(last, dim + 1, before[dim], -(-reach // step[dim]) * step[dim] - extent, 0.0)
+        found = [window for _, window in windows(last, taps, step, (1, 1), steps)]
+        total = found[0]
+        for window in found[1:]:
             total = total + window
         return total
 
     if divisor_override:
         divisor: Any = divisor_override
-    elif count_include_pad or not any(padding):
+    elif not partial and (count_include_pad or not any(padding)):
         divisor = kernel[0] * kernel[1]
     else:
-        divisor = window_sums(aten.ones.default([1, 1, *x.shape[2:]], dtype=x.dtype, device=x.device))
-    return aten.permute.default(window_sums(x) / divisor, [0, 3, 1, 2])
+        inside = [n + 2 * p if count_include_pad else n for n, p in zip(sizes, padding)]
+        ones = aten.ones.default([1, 1, *inside], dtype=x.dtype, device=x.device)
+        divisor = window_sums(ones, [0, 0] if count_include_pad else padding)
+    return aten.permute.default(window_sums(x, padding) / divisor, [0, 3, 1, 2])
 
 
 def block_means(x: torch.Tensor, size: Sequence[int]) -> Any:

@@ -222,6 +222,21 @@ def test_an_average_pool_matches_eager(pool, dtype):
     _matches_eager(pool(), torch.randn(1, 8, 9, 9, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("pool,shape", [
+    (lambda: torch.nn.AvgPool2d(2, ceil_mode=True), (1, 8, 9, 10)),
+    (lambda: torch.nn.AvgPool2d(3, 2, 1, ceil_mode=True), (1, 8, 8, 9)),
+    (lambda: torch.nn.AvgPool2d(4, 3, 1, ceil_mode=True, count_include_pad=False), (1, 8, 9, 9)),
+    (lambda: torch.nn.AvgPool2d(320, ceil_mode=True), (1, 16, 1, 1)),
+], ids=["2x2", "3x3-padded", "4x4-padding-not-counted", "efficientnet-pooler"])
+def test_an_average_pool_in_ceil_mode_matches_eager(pool, shape, dtype):
+    """With ``ceil_mode`` a last window reaches past the input and its padding; its divisor counts
+    only its positions inside them.  EfficientNet's pooler (a kernel of 320 over a 1 x 1 map)
+    reads one position of one window.  They were rejected (``aten.avg_pool2d.default``)."""
+    torch.manual_seed(0)
+    _matches_eager(pool(), torch.randn(*shape, dtype=dtype))
+
+
 @pytest.mark.parametrize("size", [(1, 1), (2, 1)])
 def test_an_adaptive_average_pool_into_a_dividing_size_matches_eager(size):
     torch.manual_seed(0)
@@ -340,3 +355,16 @@ def test_a_grouped_transposed_convolution_is_one_located_error():
     with pytest.raises(SpyreError, match=r"unsupported ATen op 'aten\.convolution\.default'") as info:
         spyre_mlir.compile(conv, (torch.randn(1, 4, 8, 8),), cores=4)
     assert info.value.loc is not None
+
+
+@pytest.mark.parametrize("conv,shape", [
+    (torch.nn.Conv2d(8, 16, 3, padding="valid"), (1, 8, 10, 10)),
+    (torch.nn.Conv2d(8, 8, 3, padding="valid", groups=8), (1, 8, 9, 9)),
+    (torch.nn.Conv1d(8, 16, 3, padding="valid"), (2, 8, 12)),
+], ids=["conv2d", "depthwise", "conv1d"])
+def test_regression_padding_valid_is_no_padding_in_every_spatial_dim(conv, shape):
+    """``padding="valid"`` (EfficientNet's convolutions) reaches ``aten.convolution`` as ``[0]``,
+    one value for every spatial dim: the 2-d lowering unpacked two and failed with an internal
+    error.  It matches eager."""
+    torch.manual_seed(0)
+    _matches_eager(conv, torch.randn(*shape))
