@@ -195,12 +195,13 @@ def nest_padding(layout: StickLayout, coords: Sequence[Linear], stick: int) -> t
     reader at ``coords``: its own, with each dim the reader steps through at a nest of terms
     (heads ``h * 80 + d``) rounded up to the nest's outermost coefficient, from what the copy
     writes of it (its old stick dim in whole sticks): 2 heads of 80 in a dim of 160 that the
-    copy writes 192 of take 240, whole heads, which a layout label describes (192 is not)."""
+    copy writes 192 of take 240, whole heads, which a layout label describes (192 is not); a dim
+    it reads every k-th element, to whole steps of k (the lowering labels it in steps)."""
     extents = list(layout.padded_host_shape)
     for j, coord in enumerate(coords):
         if j == stick:
             continue
-        outer = nest_row(coord)
+        outer = nest_row(coord) if len(coord.terms) != 1 else abs(coord.terms[0][1])
         written = round_up(extents[j], layout.elems_per_stick) if j == layout.stick_dim else extents[j]
         if written % outer:
             extents[j] = round_up(written, outer)

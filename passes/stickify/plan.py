@@ -144,7 +144,8 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
     A dim that the op, or the writer of the tensor, indexes by a row-major nest of dims (the
     heads of ``h * 80 + d`` merged back into a hidden dim) spans whole rows of the nest's
     outermost dim (:func:`nest_rows`), so that the nest's labels describe its extent: a hidden
-    dim of 160 padded to 192 for a reader is padded to 240.
+    dim of 160 padded to 192 for a reader is padded to 240.  A dim read every k-th element
+    spans whole steps of k, which its labels count in.
     """
     space, reads, result = op_reads(op)
     tensors = [*reads, Read(op.result, tuple(result), ())]
@@ -160,7 +161,7 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
                 driver, step = coord.terms[0][0].pos, coord.terms[0][1]  # every step-th element
             reach = extents[j] if j != layout.stick_dim else round_up(extents[j], layout.elems_per_stick)
             needed = round_up(step * (padded[driver] - 1) + 1 + coord.const, step) if driver in padded else 0
-            needed = max(needed, _nest_reach(coord, padded, space))
+            needed = max(needed, _nest_reach(coord, padded, space), round_up(extents[j], step))
             if needed > reach:  # whole steps: a strided dim is labelled in steps (op_spec's gap dim)
                 extents[j] = needed
             if extents[j] > layout.host_shape[j]:

@@ -185,3 +185,23 @@ def test_regression_a_returned_view_read_strided_along_its_stick_is_copied_untan
         got = spyre_mlir.compile(_StridedColumns(), (x,), cores=cores).run(x)
     for name, g, w in zip(("every_second", "every_third"), got, want, strict=True):
         compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
+
+
+class _EveryThirdOfATranspose(torch.nn.Module):
+    """Every third row from row 1 of a transpose: columns 1, 4, ..., 61 of 64, read across rows."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.transpose(1, 2)[:, 1::3, :] + 1
+
+
+@pytest.mark.parametrize("cores", [1, 4, 32])
+def test_regression_a_dim_read_every_kth_element_is_padded_to_whole_steps(cores):
+    """The add reads its operand restickified onto its 8 rows, along its 64 columns every third
+    from column 1; the lowering labels such a dim in steps of 3, so its extent must be a whole
+    number of them ("64 elements, not a multiple of the stride 3").  The copy's columns are padded
+    to 66, and the result matches eager."""
+    x = torch.randn(4, 8, 64)
+    with torch.no_grad():
+        want = _EveryThirdOfATranspose()(x)
+        got = spyre_mlir.compile(_EveryThirdOfATranspose(), (x,), cores=cores).run(x)
+    compare("every_third", got.numpy(), want.numpy(), tolerance_for("float32"))
