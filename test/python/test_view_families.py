@@ -186,3 +186,24 @@ def test_regression_a_norm_over_merged_patches_reads_them_sticked_on_their_chann
         want = module(x)
         got = spyre_mlir.compile(module, (x,), cores=cores).run(x)
     compare("merged", got.numpy(), want.numpy(), tolerance_for("float32"))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+@pytest.mark.parametrize("dtype,cores", [(torch.float32, 1), (torch.float32, 4), (torch.float32, 32),
+                                         (torch.float16, 4)])
+def test_swin_with_a_map_padded_to_whole_windows_matches_eager(dtype, cores):
+    """transformers' Swin at image size 40: 10 x 10 patches, padded to 3 x 3 windows of 4 and
+    cropped back (:func:`test_regression_a_cropped_window_reverse_is_copied_in_whole_windows`),
+    then merged into 5 x 5 tokens of 64 channels, half a stick of columns
+    (:func:`test_regression_a_norm_over_merged_patches_reads_them_sticked_on_their_channels`).
+    Its hidden states and pooled output match eager."""
+    torch.manual_seed(0)
+    model = transformers.SwinModel(transformers.SwinConfig(
+        image_size=40, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4)).to(dtype).eval()
+    pixels = torch.randn(1, 3, 40, 40, dtype=dtype)
+    with torch.no_grad():
+        want = model(pixels)
+        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
+    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
+    compare("hidden", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
+    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
