@@ -1,8 +1,9 @@
 # Selections by value, in the decomposition table the importer hands to
 # run_decompositions(): argmax/argmin, the indices of max.dim/min.dim, and topk,
 # as rounds of a max (or min) reduction and a comparison with it, on the data in
-# float32 (positions are exact there up to 2**24).  Reads ATen calls of those ops;
-# writes ATen casts, amax/amin, eq, where and cat.  repeat is an expand and a copy.
+# float32 (positions are exact there up to 2**24); scatter of a value, the same
+# comparison with each position it names.  Reads ATen calls of those ops; writes ATen
+# casts, amax/amin, eq, where and cat.  repeat is an expand and a copy.
 """Value selections on data decomposed into reductions and comparisons (DESIGN §15).
 
 Spyre has no sort and no arg-reduction.  The first position holding the maximum
@@ -90,6 +91,23 @@ def topk(x: torch.Tensor, k: int, dim: int = -1, largest: bool = True, sorted: b
     return value, aten.cat.default(indices, dim)
 
 
+def scattered_value(x: torch.Tensor, dim: int, index: torch.Tensor, value: float) -> Any:
+    """``aten.scatter.value``: ``value`` at each position ``index`` names along ``dim``, ``x``
+    elsewhere (PhiMoE's router masking the expert it chose with -inf): per column of ``index``,
+    the positions equal to it take ``value``, as a round of :func:`_rounds` masks its choice.
+    ``NotImplemented`` for an index narrower than ``x`` in another dim (it writes part of ``x``)."""
+    if x.dim() == 0 or index.dim() != x.dim():
+        return NotImplemented
+    dim %= x.dim()
+    if any(i != n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim):
+        return NotImplemented
+    positions = _positions(x, dim)
+    for j in range(index.shape[dim]):
+        chosen = aten.eq.Tensor(positions, aten.slice.Tensor(index, dim, j, j + 1))
+        x = torch.where(chosen, aten.scalar_tensor.default(value, dtype=x.dtype, device=x.device), x)
+    return x
+
+
 def repeat(x: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
     """``x.repeat(repeats)``: each dim of ``x`` (after leading ones) broadcast along a new outer
     dim of its repeat count, copied, and merged with it."""
@@ -105,6 +123,7 @@ TABLE: dict[Any, Any] = {
     aten.max.dim: _with_indices(True),
     aten.min.dim: _with_indices(False),
     aten.topk.default: topk,
+    aten.scatter.value: scattered_value,
     aten.repeat.default: repeat,
 }
 """The decompositions of this module, by ATen overload."""

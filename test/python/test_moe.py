@@ -37,10 +37,14 @@ def _qwen2moe() -> Any:
         num_experts_per_tok=2))
 
 
-FAMILIES = {"granitemoe": _granitemoe, "mixtral": _mixtral, "qwen2moe": _qwen2moe}
+def _phimoe() -> Any:
+    return transformers.PhimoeModel(transformers.PhimoeConfig(**_SIZES, num_local_experts=4, num_experts_per_tok=2))
+
+
+FAMILIES = {"granitemoe": _granitemoe, "mixtral": _mixtral, "qwen2moe": _qwen2moe, "phimoe": _phimoe}
 CASES = [(name, torch.float16, cores) for name in ("granitemoe", "mixtral") for cores in (1, 4, 32)] + [
     ("granitemoe", torch.float32, 4), ("mixtral", torch.float32, 4), ("qwen2moe", torch.float16, 4),
-    ("qwen2moe", torch.float32, 4)]
+    ("qwen2moe", torch.float32, 4), ("phimoe", torch.float32, 4)]
 
 
 def _run(name: str, dtype: torch.dtype, cores: int, tokens: int) -> Any:

@@ -51,6 +51,8 @@ SELECTIONS = {
     "topk_smallest_dim0": lambda x: torch.topk(x, 2, dim=0, largest=False),
     "topk_softmax": lambda x: torch.softmax(torch.topk(x.float(), 2).values, -1),
     "pooled_row": lambda x: x[torch.arange(x.shape[0]), x.argmax(-1)],
+    "scatter_value": lambda x: torch.scatter(x, -1, x.argmax(-1, keepdim=True), float("-inf")).amax(-1),
+    "scatter_value_dim0": lambda x: torch.scatter(x, 0, torch.topk(x, 2, dim=0).indices, 0.5),
 }
 
 
