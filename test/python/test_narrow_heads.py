@@ -70,3 +70,37 @@ def test_regression_a_matmul_never_reads_data_as_the_zero_rows_of_its_padded_k(c
         got = spyre_mlir.compile(module, inputs, cores=cores).run(*inputs)
     for name, g, w in zip(("attention", "slices"), got, want, strict=True):
         compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
+
+
+SLICED_PRODUCTS = {
+    "both_columns": (lambda x, y: x[:, :32] @ y[:, :32].t(), (10, 64), (10, 64)),
+    "both_mid_columns": (lambda x, y: x[:, 64:96] @ y[:, 64:96].t(), (10, 128), (10, 128)),
+    "right_columns": (lambda x, y: x @ y[:, :32].t(), (10, 32), (10, 64)),
+    "left_columns": (lambda x, y: x[:, :32] @ y, (10, 64), (32, 12)),
+    "right_rows": (lambda x, y: x[:, :32] @ y[:32], (10, 64), (64, 12)),
+    "right_rows_at_an_offset": (lambda x, y: x[:, 16:48] @ y[16:48], (10, 64), (64, 12)),
+    "batched_columns": (lambda x, y: x[:, :, :16] @ y[:, :, :16].transpose(1, 2), (3, 10, 48), (3, 12, 48)),
+    "odd_columns": (lambda x, y: x[:, 5:28] @ y[:, 5:28].t(), (10, 40), (12, 40)),
+}
+"""Products whose K is a slice of part of a stick, of one operand or both (name: fn, shapes)."""
+
+
+class _Product(torch.nn.Module):
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.fn(x, y)
+
+
+@pytest.mark.parametrize("dtype,cores", [(torch.float16, 1), (torch.float32, 1), (torch.bfloat16, 32)])
+@pytest.mark.parametrize("name", sorted(SLICED_PRODUCTS))
+def test_a_product_of_slices_of_part_of_a_stick_matches_eager(name, dtype, cores):
+    """Whichever operand is sliced along K, at whatever offset, the product is the slices' own."""
+    fn, x_shape, y_shape = SLICED_PRODUCTS[name]
+    torch.manual_seed(0)
+    x, y = torch.randn(*x_shape, dtype=dtype), torch.randn(*y_shape, dtype=dtype)
+    with torch.no_grad():
+        got = spyre_mlir.compile(_Product(fn), (x, y), cores=cores).run(x, y)
+    compare(name, got.float().numpy(), fn(x, y).float().numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
