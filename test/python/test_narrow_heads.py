@@ -9,12 +9,14 @@ transformers' LlamaModel (``examples/models.py``) at ``hidden=128``, on 1, 4 and
 
 from __future__ import annotations
 
+import re
 
 import pytest
 import torch
 
 import spyre_mlir
 from e2e_support import ImportedPrograms, compile_and_check, example_models
+from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.interpreter import compare, tolerance_for
 
 models = example_models()
@@ -104,3 +106,21 @@ def test_a_product_of_slices_of_part_of_a_stick_matches_eager(name, dtype, cores
     with torch.no_grad():
         got = spyre_mlir.compile(_Product(fn), (x, y), cores=cores).run(x, y)
     compare(name, got.float().numpy(), fn(x, y).float().numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+
+
+class _RowsOfColumnsAtAnOffset(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x[:, :5] @ y[:5, 1:]
+
+
+def test_regression_a_right_hand_side_whose_copy_would_pad_k_with_data_is_one_located_error():
+    """``x[:, :5] @ y[:5, 1:]``: to reach the columns from 1, ``y`` is restickified onto its rows,
+    so the copy of the 5 rows pads them to a stick with the next rows' data, which the matmul read
+    as K's zeros (the product over all 64 rows, on every core count).  No layout avoids that here
+    yet: it is one located error, not a wrong number."""
+    inputs = (torch.randn(4, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16))
+    with pytest.raises(SpyreError) as e:
+        spyre_mlir.compile(_RowsOfColumnsAtAnOffset(), inputs, cores=1)
+    assert re.search(r"test_narrow_heads.py:\d+:\d+: error: cannot read the right-hand side of this matmul: its K "
+                     r"rows, fewer than a stick, come from a storage restickified onto them",
+                     e.value.format("test_narrow_heads.py")), e.value.format("test_narrow_heads.py")
