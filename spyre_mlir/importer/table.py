@@ -426,6 +426,9 @@ def _layer_norm(cx: NodeEmitter, x: SSAValue, normalized_shape: Sequence[int], w
 
 def _reshape(cx: NodeEmitter, x: SSAValue, *args: Any) -> SSAValue:
     out = tuple(int(s) for s in cx.val.shape)
+    if not math.prod(out):
+        raise Unsupported(f"it reshapes a tensor of shape {list(shape_of(x))}, which has no element: Spyre "
+                          "computes on tensors with at least one element in every dim")
     return cx.view(x, views.reshape_map(shape_of(x), out), out)
 
 

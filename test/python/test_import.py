@@ -498,6 +498,8 @@ def test_cli_error_is_one_line_located_at_the_model_as_named():
     (lambda x: x[:, 64:] * 2, torch.zeros(4, 64), r"test_import.py:\d+: error: unsupported ATen op 'aten.mul.Tensor': "
                                                    r"it computes on a tensor of shape \[4, 0\]"),
     (lambda x: (x * 2, x[:, 64:]), torch.zeros(4, 64), r"graph output 'slice_1' has the empty shape \[4, 0\]"),
+    (lambda x: x.view(2, 2, 64)[..., 64:] @ x.view(2, 2, 64)[..., 64:].transpose(-1, -2), torch.zeros(4, 64),
+     r"test_import.py:\d+: error: unsupported ATen op 'aten.view.default': it reshapes a tensor of shape \[2, 2, 0\]"),
 ])
 def test_an_empty_tensor_is_one_located_error(fn, x, message):
     """A tensor with a 0-size dim once ended in ``internal error: ZeroDivisionError`` (naming dims)
