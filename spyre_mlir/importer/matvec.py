@@ -1,8 +1,7 @@
 # Matmuls of one output column, in the decomposition table the importer hands to
 # run_decompositions(): when the contraction is short (ConvBERT's span-based dynamic
 # convolution, `[.., head, 9] @ [.., 9, 1]`), `a @ b` is `sum(a * b^T, -1)`, a product
-# broadcast over the rows and a sum over the contraction; with a contraction of one
-# element, the product `a * b` broadcast.  Reads an aten.mm, aten.bmm or
+# broadcast over the rows and a sum over the contraction.  Reads an aten.mm, aten.bmm or
 # aten.addmm call; writes ATen transpose, mul, sum and add.  Every other matmul is left
 # to the importer.
 """Matrix-vector products with a short contraction as a product and a sum (:func:`product_and_sum`).
@@ -41,11 +40,7 @@ def _applies(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def product_and_sum(a: torch.Tensor, b: torch.Tensor) -> Any:
     """``aten.mm`` / ``aten.bmm`` of ``b`` with one column and a short contraction as
-    ``sum(a * b^T, -1, keepdim=True)``; of a contraction of one element (an outer product,
-    ``x[:, :1] @ w[:1]``) as the product ``a * b`` broadcast, one rounding as the matmul's; and
-    ``NotImplemented`` for any other matmul."""
-    if a.shape[-1] == 1 and a.dtype == b.dtype:
-        return aten.mul.Tensor(a, b)
+    ``sum(a * b^T, -1, keepdim=True)``; ``NotImplemented`` for any other matmul."""
     if not _applies(a, b):
         return NotImplemented
     return aten.sum.dim_IntList(aten.mul.Tensor(a, aten.transpose.int(b, -1, -2)), [-1], True)

@@ -71,22 +71,3 @@ def test_a_one_output_linear_with_a_long_contraction_stays_a_matmul(cores):
     inputs = (torch.randn(96, 256, dtype=torch.float16),)
     assert "spyre.matmul" in _op_names(linear, inputs)
     _matches_eager(linear, inputs, cores)
-
-
-class _OuterOfSlices(torch.nn.Module):
-    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        return x[:, :1] @ w[:1, :]
-
-
-@pytest.mark.parametrize("cores", [1, 4, 32])
-@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
-def test_regression_a_contraction_of_one_element_is_a_broadcast_product(dtype, cores):
-    """``x[:, :1] @ w[:1, :]``: a matmul pads K to a stick, and read through the slice of ``w``'s
-    first row its right-hand side lacked the padding ("addressed up to element 31 of host dim 0,
-    past its storage extent 8").  A contraction of one element is the product of the column and
-    the row, broadcast (no matmul), and matches eager."""
-    torch.manual_seed(0)
-    inputs = (torch.randn(10, 8, dtype=dtype), torch.randn(8, 12, dtype=dtype))
-    names = _op_names(_OuterOfSlices(), inputs)
-    assert "spyre.matmul" not in names and names.count("spyre.pointwise") == 1
-    _matches_eager(_OuterOfSlices(), inputs, cores)
