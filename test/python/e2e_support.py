@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+import spyre_mlir
 from spyre_mlir.importer import export_model, import_program
 from spyre_mlir.importer.loader import load_factory, manifest_inputs
 from spyre_mlir.interpreter import compare, run, tolerance_for
@@ -94,3 +95,26 @@ def compile_and_check(name: str, cores: int, out: Path, imported: ImportedProgra
         assert arg.dtype is not None
         compare(arg.name, outputs[arg.name], as_numpy(ref), tolerance or tolerance_for(arg.dtype))
     return stats
+
+
+def outputs_match_eager(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], cores: int,
+                        names: tuple[str, ...]) -> None:
+    """``module`` compiled for ``cores`` and run on ``inputs`` gives eager's outputs (one per name,
+    in order), within the tolerance of each output's dtype."""
+    with torch.no_grad():
+        want = module(*inputs)
+        got = spyre_mlir.compile(module, inputs, cores=cores).run(*inputs)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for name, g, w in zip(names, got, want, strict=True):
+        compare(name, g.float().numpy(), w.float().numpy(), tolerance_for(str(w.dtype).removeprefix("torch.")))
+
+
+def vision_model_matches_eager(model: torch.nn.Module, dtype: torch.dtype, cores: int, size: int = 32) -> None:
+    """``model``'s hidden states and pooled output of a random ``size`` x ``size`` image match eager's."""
+    pixels = torch.randn(1, 3, size, size, dtype=dtype)
+    with torch.no_grad():
+        want = model(pixels)
+        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
+    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
+    compare("hidden", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
+    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)

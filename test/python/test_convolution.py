@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import spyre_mlir
+from e2e_support import vision_model_matches_eager
 from spyre_mlir.diagnostics import SpyreError
 from spyre_mlir.interpreter import compare, tolerance_for
 
@@ -22,17 +23,6 @@ def _matches_eager(conv: torch.nn.Module, x: torch.Tensor) -> None:
         got = spyre_mlir.compile(conv, (x,), cores=4).run(x)
     assert got.shape == want.shape
     compare("convolution", got.numpy(), want.numpy(), tolerance_for(str(x.dtype).removeprefix("torch.")))
-
-
-def _vision_model_matches_eager(model: torch.nn.Module, dtype: torch.dtype, cores: int) -> None:
-    """``model``'s hidden states and pooled output of a random 32 x 32 image match eager's."""
-    pixels = torch.randn(1, 3, 32, 32, dtype=dtype)
-    with torch.no_grad():
-        want = model(pixels)
-        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
-    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
-    compare("hidden", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
-    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
@@ -83,7 +73,7 @@ def test_the_vit_model_matches_eager(dtype, cores):
     model = transformers.ViTModel(transformers.ViTConfig(
         hidden_size=128, num_hidden_layers=1, num_attention_heads=2, intermediate_size=256, image_size=32,
         patch_size=8, num_channels=3)).to(dtype).eval()
-    _vision_model_matches_eager(model, dtype, cores)
+    vision_model_matches_eager(model, dtype, cores)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
@@ -102,7 +92,7 @@ def test_deit_and_beit_match_eager(family, dtype, cores):
         hidden_size=64, num_hidden_layers=1, num_attention_heads=2, intermediate_size=128, image_size=32,
         patch_size=8, num_channels=3, **options)
     model = getattr(transformers, f"{family}Model")(config).to(dtype).eval()
-    _vision_model_matches_eager(model, dtype, cores)
+    vision_model_matches_eager(model, dtype, cores)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
@@ -175,7 +165,7 @@ def test_the_convnext_model_matches_eager(dtype, cores):
     model = transformers.ConvNextModel(transformers.ConvNextConfig(
         num_channels=3, num_stages=2, hidden_sizes=[32, 64], depths=[1, 1], image_size=32,
         patch_size=4)).to(dtype).eval()
-    _vision_model_matches_eager(model, dtype, cores)
+    vision_model_matches_eager(model, dtype, cores)
 
 
 @pytest.mark.parametrize("pad,value", [((3, 5), 0.0), ((0, 0, 2, 1), 1.5), ((-2, 3, 1, -1), 0.0)],
@@ -292,7 +282,7 @@ def test_the_resnet_model_matches_eager(dtype, cores):
     model = transformers.ResNetModel(transformers.ResNetConfig(
         num_channels=3, embedding_size=16, hidden_sizes=[32, 64], depths=[1, 1],
         layer_type="basic")).to(dtype).eval()
-    _vision_model_matches_eager(model, dtype, cores)
+    vision_model_matches_eager(model, dtype, cores)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])

@@ -15,9 +15,8 @@ import pytest
 import torch
 
 import spyre_mlir
-from e2e_support import ImportedPrograms, compile_and_check, example_models
+from e2e_support import ImportedPrograms, compile_and_check, example_models, outputs_match_eager
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.interpreter import compare, tolerance_for
 
 models = example_models()
 Model = models.Model
@@ -67,11 +66,7 @@ def test_regression_a_matmul_never_reads_data_as_the_zero_rows_of_its_padded_k(c
     module = _FusedSingleHead().eval()
     inputs = (torch.randn(10, 64, dtype=torch.float16), torch.randn(10, 64, dtype=torch.float16),
               torch.randn(12, 64, dtype=torch.float16))
-    with torch.no_grad():
-        want = module(*inputs)
-        got = spyre_mlir.compile(module, inputs, cores=cores).run(*inputs)
-    for name, g, w in zip(("attention", "slices"), got, want, strict=True):
-        compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
+    outputs_match_eager(module, inputs, cores, ("attention", "slices"))
 
 
 SLICED_PRODUCTS = {
@@ -102,10 +97,8 @@ def test_a_product_of_slices_of_part_of_a_stick_matches_eager(name, dtype, cores
     """Whichever operand is sliced along K, at whatever offset, the product is the slices' own."""
     fn, x_shape, y_shape = SLICED_PRODUCTS[name]
     torch.manual_seed(0)
-    x, y = torch.randn(*x_shape, dtype=dtype), torch.randn(*y_shape, dtype=dtype)
-    with torch.no_grad():
-        got = spyre_mlir.compile(_Product(fn), (x, y), cores=cores).run(x, y)
-    compare(name, got.float().numpy(), fn(x, y).float().numpy(), tolerance_for(str(dtype).removeprefix("torch.")))
+    outputs_match_eager(_Product(fn), (torch.randn(*x_shape, dtype=dtype), torch.randn(*y_shape, dtype=dtype)),
+                        cores, (name,))
 
 
 class _RowsOfColumnsAtAnOffset(torch.nn.Module):

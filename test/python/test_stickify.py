@@ -10,6 +10,7 @@ from xdsl.dialects import func
 from xdsl.ir.affine import AffineMap
 
 import spyre_mlir
+from e2e_support import outputs_match_eager
 from spyre_mlir.dialects.spyre import ComputeOp, RestickifyOp, tensor_layout
 from spyre_mlir.importer import import_program, load_program
 from spyre_mlir.interpreter import compare, tolerance_for
@@ -179,12 +180,8 @@ def test_regression_a_returned_view_read_strided_along_its_stick_is_copied_untan
     restickify reading the stick strided, which no layout label describes ("do not nest
     row-major (coefficient 2 of d1, expected 1)" in lowering); the copy now reads the storage
     restickified onto its rows, as a compute op's copy of such a view does.  It matches eager."""
-    x = torch.randn(64, 128, dtype=torch.float16)
-    with torch.no_grad():
-        want = _StridedColumns()(x)
-        got = spyre_mlir.compile(_StridedColumns(), (x,), cores=cores).run(x)
-    for name, g, w in zip(("every_second", "every_third"), got, want, strict=True):
-        compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
+    outputs_match_eager(_StridedColumns(), (torch.randn(64, 128, dtype=torch.float16),), cores,
+                        ("every_second", "every_third"))
 
 
 class _EveryThirdOfATranspose(torch.nn.Module):
@@ -200,8 +197,4 @@ def test_regression_a_dim_read_every_kth_element_is_padded_to_whole_steps(cores)
     from column 1; the lowering labels such a dim in steps of 3, so its extent must be a whole
     number of them ("64 elements, not a multiple of the stride 3").  The copy's columns are padded
     to 66, and the result matches eager."""
-    x = torch.randn(4, 8, 64)
-    with torch.no_grad():
-        want = _EveryThirdOfATranspose()(x)
-        got = spyre_mlir.compile(_EveryThirdOfATranspose(), (x,), cores=cores).run(x)
-    compare("every_third", got.numpy(), want.numpy(), tolerance_for("float32"))
+    outputs_match_eager(_EveryThirdOfATranspose(), (torch.randn(4, 8, 64),), cores, ("every_third",))

@@ -28,6 +28,7 @@ from xdsl.ir.affine import AffineDimExpr
 transformers = pytest.importorskip("transformers", reason="the test extra installs transformers==5.23.0")
 
 import spyre_mlir  # noqa: E402
+from e2e_support import outputs_match_eager, vision_model_matches_eager  # noqa: E402
 from spyre_mlir.dialects.spyre import LayoutAttr, RestickifyOp, tensor_layout  # noqa: E402
 from spyre_mlir.importer import export_model, import_program  # noqa: E402
 from spyre_mlir.interpreter import compare, tolerance_for  # noqa: E402
@@ -150,11 +151,7 @@ def test_regression_a_cropped_window_reverse_is_copied_in_whole_windows(cores):
     40).  It is widened as the copy of one dim per token coordinate, 12 x 12, and matches eager."""
     windows = torch.randn(9, 16, 64, dtype=torch.float16)
     shortcut = torch.randn(1, 100, 64, dtype=torch.float16)
-    with torch.no_grad():
-        want = _CroppedWindowReverse()(windows, shortcut)
-        got = spyre_mlir.compile(_CroppedWindowReverse(), (windows, shortcut), cores=cores).run(windows, shortcut)
-    for name, g, w in zip(("sum", "cropped"), got, want, strict=True):
-        compare(name, g.numpy(), w.numpy(), tolerance_for("float16"))
+    outputs_match_eager(_CroppedWindowReverse(), (windows, shortcut), cores, ("sum", "cropped"))
 
 
 class _PatchMerging(torch.nn.Module):
@@ -181,11 +178,7 @@ def test_regression_a_norm_over_merged_patches_reads_them_sticked_on_their_chann
     number of sticks).  The mean now reads the merged patches restickified onto their channels, as
     the norm's pointwise ops do, and matches eager."""
     torch.manual_seed(0)
-    module, x = _PatchMerging().eval(), torch.randn(1, 64, 16)
-    with torch.no_grad():
-        want = module(x)
-        got = spyre_mlir.compile(module, (x,), cores=cores).run(x)
-    compare("merged", got.numpy(), want.numpy(), tolerance_for("float32"))
+    outputs_match_eager(_PatchMerging().eval(), (torch.randn(1, 64, 16),), cores, ("merged",))
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
@@ -200,10 +193,4 @@ def test_swin_with_a_map_padded_to_whole_windows_matches_eager(dtype, cores):
     torch.manual_seed(0)
     model = transformers.SwinModel(transformers.SwinConfig(
         image_size=40, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4)).to(dtype).eval()
-    pixels = torch.randn(1, 3, 40, 40, dtype=dtype)
-    with torch.no_grad():
-        want = model(pixels)
-        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
-    tolerance = tolerance_for(str(dtype).removeprefix("torch."))
-    compare("hidden", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
-    compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
+    vision_model_matches_eager(model, dtype, cores, size=40)
