@@ -16,6 +16,7 @@ from xdsl.passes import ModulePass
 
 _SPYRE_PASSES: tuple[tuple[str, str, str], ...] = (
     ("spyre-attach-target", "spyre_mlir.passes.attach_target", "AttachTargetPass"),
+    ("spyre-mask-contractions", "spyre_mlir.passes.mask_contractions", "MaskContractionsPass"),
     ("spyre-propagate-named-dims", "spyre_mlir.passes.propagate_named_dims", "PropagateNamedDimsPass"),
     ("spyre-stickify", "spyre_mlir.passes.stickify", "StickifyPass"),
     ("spyre-stage-layouts", "spyre_mlir.passes.stage_layouts", "StageLayoutsPass"),

@@ -51,6 +51,7 @@ from spyre_mlir.timing import phase
 
 COMPILE_STAGES: tuple[str, ...] = (
     "spyre-attach-target",
+    "spyre-mask-contractions",
     "spyre-propagate-named-dims",
     "spyre-stickify",
     "spyre-stage-layouts",

@@ -1,0 +1,244 @@
+# What a tensor's device padding holds (DESIGN §6, §9): the values an op reads
+# past a tensor's host extent along one dim once spyre-stickify pads that dim.
+# Read by spyre-mask-contractions, for the operands of a matmul whose K is not a
+# whole number of sticks.  Reads the IR before spyre-stickify (the op-func
+# table's numpy references, fills, view chains); writes nothing.
+"""The values a tensor's padding may hold (:class:`PaddingValues`).
+
+Padding a dim to whole sticks adds elements nobody computes as part of the
+program.  Who writes them decides what they hold:
+
+* the runtime stages every function argument with zeros there;
+* a compute op writes whole sticks: where the padded dim is its result's stick
+  dim, it writes its op func applied to what its operands hold there (``x + 1``
+  of a staged ``x`` holds ``1``, ``log(x)`` holds ``-inf``);
+* elsewhere nobody writes them, and memory planning gives the tensor a zeroed
+  buffer (``_zeroed`` in spyre-plan-memory).
+
+Before spyre-stickify the stick dims are not chosen, so a computed tensor's
+padding may hold either; the analysis keeps both.  A :data:`Padding` is the set
+of values the padding may hold, or, where no small set is known, whether they
+are at least finite (:class:`Unknown`): an operand that reads another tensor's
+data there (a slice, a broadcast) reads finite values, and an op func that may
+leave the finite numbers (``exp``, ``log``, a division) on finite inputs makes
+them :attr:`Unknown.ANY`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Mapping
+from enum import Enum
+
+import numpy as np
+from xdsl.dialects.builtin import Float16Type
+from xdsl.ir import BlockArgument, OpResult, SSAValue
+
+from spyre_mlir.analysis.views import Dim, dim, op_reads
+from spyre_mlir.dialects.spyre import ComputeOp, FillOp, MatmulOp, PointwiseOp, ReduceOp, RestickifyOp
+from spyre_mlir.dialects.spyre.types import tensor_shape
+from spyre_mlir.opfuncs import OP_FUNCS, OpFunc
+
+
+class Unknown(Enum):
+    """Padding whose values are not known: finite ones, or any (infinities and NaN too)."""
+
+    FINITE = "finite"
+    ANY = "any"
+
+
+Padding = frozenset[float] | Unknown
+"""The values a padding may hold: a set of them, or :class:`Unknown`."""
+
+ZERO: Padding = frozenset({0.0})
+
+_MAX_VALUES = 8
+"""More distinct values than this are kept as :class:`Unknown`."""
+
+_PROBES = (0.0, 1.0, -1.0, 100.0, -100.0)
+"""Finite inputs on which an op func must stay finite to keep an unknown finite padding finite:
+zero (``log``, a division), and magnitudes ``exp`` leaves float16's range at."""
+
+_FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
+def is_finite(padding: Padding) -> bool:
+    """True when every value ``padding`` may hold is finite."""
+    if isinstance(padding, Unknown):
+        return padding is Unknown.FINITE
+    return all(math.isfinite(v) for v in padding)
+
+
+def join(*paddings: Padding) -> Padding:
+    """The padding that may hold any value one of ``paddings`` may hold."""
+    if any(isinstance(p, Unknown) for p in paddings):
+        return Unknown.FINITE if all(is_finite(p) for p in paddings) else Unknown.ANY
+    return _capped(frozenset().union(*paddings))
+
+
+def _capped(values: frozenset[float]) -> Padding:
+    if len(values) <= _MAX_VALUES:
+        return values
+    return Unknown.FINITE if all(math.isfinite(v) for v in values) else Unknown.ANY
+
+
+@functools.lru_cache(maxsize=256)
+def _stays_finite(name: str, consts: tuple[tuple[str, float], ...]) -> bool:
+    """True when ``op`` computes a finite value (within float16's range) from every probe of its
+    tensor inputs (:data:`_PROBES`): ``add``, ``mul``, ``tanh`` do; ``exp``, ``log``, ``realdiv`` do not."""
+    op, given = OP_FUNCS[name], dict(consts)
+    tensors = [name for name in op.inputs if name not in given]
+    for probe in itertools.product(_PROBES, repeat=len(tensors)):
+        args = dict(zip(tensors, probe))
+        out = _evaluate(op, given, args)
+        if not (math.isfinite(out) and abs(out) <= _FLOAT16_MAX):
+            return False
+    return True
+
+
+def _evaluate(op: OpFunc, consts: Mapping[str, float], tensors: Mapping[str, float]) -> float:
+    """``op`` at one point: its tensor inputs ``tensors``, its scalar inputs and parameters ``consts``."""
+    args = [np.full((1,), tensors[name] if name in tensors else consts[name], np.float32) for name in op.inputs]
+    with np.errstate(all="ignore"):
+        return float(np.asarray(op.compute(*args, **op.bound_params(consts))).reshape(-1)[0])
+
+
+class PaddingValues:
+    """What the padding of each tensor may hold, found on demand and remembered.
+
+    :meth:`of` answers for a tensor and one of its host dims; :meth:`read` for what an op reads
+    past an iteration dim's extent through one of its operands."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[SSAValue, int], Padding] = {}
+
+    def of(self, value: SSAValue, host_dim: int) -> Padding:
+        """What ``value``'s elements past its extent along ``host_dim`` may hold, were that dim
+        padded.  Walks the writers depth-first without recursion (a model's chain of values is
+        longer than Python's stack)."""
+        pending = [(value, host_dim)]
+        while pending:
+            key = pending[-1]
+            if key in self.known:
+                pending.pop()
+                continue
+            needed = [k for k in self._needs(*key) if k not in self.known]
+            if needed:
+                pending.extend(needed)
+                continue
+            self.known[key] = self._padding(*key)
+            pending.pop()
+        return self.known[value, host_dim]
+
+    def read(self, op: ComputeOp, index: int, iteration_dim: int) -> Padding:
+        """What operand ``index`` of ``op`` holds where ``op`` iterates ``iteration_dim`` past its
+        extent: its storage's padding when the operand reads that dim of it as is, else (a slice,
+        a stride, a broadcast) data of the storage, finite, or whatever its padding holds."""
+        need, fixed = self._read(op, index, iteration_dim)
+        return join(fixed, *(self.of(*k) for k in need))
+
+    # The rules, each a pair: the (tensor, dim) paddings a padding needs, then the padding itself.
+
+    @staticmethod
+    def _read(op: ComputeOp, index: int, iteration_dim: int) -> tuple[list[tuple[SSAValue, int]], Padding]:
+        space, reads, _ = op_reads(op)
+        read = reads[index]
+        along = [j for j, c in enumerate(read.coords) if c.coefficient(Dim(iteration_dim))]
+        extents = tensor_shape(read.storage)
+        if len(along) == 1 and read.coords[along[0]] == dim(iteration_dim) \
+                and extents[along[0]] == space[iteration_dim]:
+            return [(read.storage, along[0])], frozenset()
+        return [(read.storage, j) for j in along], Unknown.FINITE
+
+    @staticmethod
+    def _result_dim(value: SSAValue, host_dim: int) -> int | None:
+        """The iteration dim of ``value``'s writer that writes ``host_dim`` as is, if one does."""
+        assert isinstance(value, OpResult) and isinstance(value.op, ComputeOp)
+        space, _, written = op_reads(value.op)
+        return next((i for i in range(len(space)) if written[host_dim] == dim(i)), None)
+
+    def _needs(self, value: SSAValue, host_dim: int) -> list[tuple[SSAValue, int]]:
+        writer = value.op if isinstance(value, OpResult) else None
+        if not isinstance(writer, ComputeOp):
+            return []
+        i = self._result_dim(value, host_dim)
+        if i is None or isinstance(writer, PointwiseOp) and writer.indirect_access() is not None:
+            return []
+        if isinstance(writer, MatmulOp):
+            return self._read(writer, 1, i)[0] if i in self._n_dims(writer) else []
+        return [k for index in range(len(writer.inputs)) for k in self._read(writer, index, i)[0]]
+
+    def _padding(self, value: SSAValue, host_dim: int) -> Padding:
+        if isinstance(value, BlockArgument):
+            return ZERO  # staged with zeros
+        writer = value.op if isinstance(value, OpResult) else None
+        if isinstance(writer, FillOp):
+            return frozenset({writer.fill_value()})  # a fill writes every element
+        if not isinstance(writer, ComputeOp):
+            return Unknown.ANY
+        i = self._result_dim(value, host_dim)
+        if i is None or isinstance(writer, PointwiseOp) and writer.indirect_access() is not None:
+            return Unknown.ANY
+        if isinstance(writer, MatmulOp):
+            return self._matmul(writer, i)
+        operands = [self._known_read(writer, index, i) for index in range(len(writer.inputs))]
+        if isinstance(writer, RestickifyOp):
+            written = operands[0]
+        elif isinstance(writer, ReduceOp):
+            written = self._reduced(writer, operands[0])
+        else:
+            assert isinstance(writer, PointwiseOp)
+            written = self._pointwise(writer, operands, value)
+        return join(written, ZERO)  # or, off the result's stick, a zeroed buffer
+
+    def _known_read(self, op: ComputeOp, index: int, iteration_dim: int) -> Padding:
+        need, fixed = self._read(op, index, iteration_dim)
+        return join(fixed, *(self.known[k] for k in need))
+
+    @staticmethod
+    def _n_dims(op: MatmulOp) -> set[int]:
+        """The iteration dims of a matmul that its right-hand side and its result share (N)."""
+        maps = op.get_indexing_maps()
+        used = [set().union(*(e.used_dims() for e in m.results)) if m.results else set() for m in maps]
+        return (used[1] & used[2]) - used[0]
+
+    def _matmul(self, op: MatmulOp, i: int) -> Padding:
+        """Rows past M and batches past the batch are never written (the result is sticked on N);
+        columns past N are rows of A times B's padding along N."""
+        if i not in self._n_dims(op):
+            return ZERO
+        columns = self._known_read(op, 1, i)
+        if columns == ZERO:
+            return ZERO
+        return Unknown.FINITE if is_finite(columns) else Unknown.ANY
+
+    @staticmethod
+    def _reduced(op: ReduceOp, operand: Padding) -> Padding:
+        """A kept dim's padding, reduced over the reduced dims' extents: a sum of ``n`` copies of
+        ``v`` is ``n * v``; a mean, a max or a min of them is ``v``."""
+        if isinstance(operand, Unknown):
+            return operand
+        space = op.get_iteration_space()
+        n = math.prod(space[d] for d in op.reduction_dims())
+        scale = n if op.op_func().name == "sum" else 1
+        return _capped(frozenset(v * scale for v in operand))
+
+    @staticmethod
+    def _pointwise(op: PointwiseOp, operands: list[Padding], value: SSAValue) -> Padding:
+        func, consts = op.op_func(), op.const_values()
+        if any(isinstance(p, Unknown) for p in operands):
+            if all(is_finite(p) for p in operands) and _stays_finite(func.name, tuple(sorted(consts.items()))):
+                return Unknown.FINITE
+            return Unknown.ANY
+        tensors = [name for name in func.inputs if name not in consts]
+        narrow = isinstance(getattr(value.type, "element_type", None), Float16Type)
+        values = set()
+        for combo in itertools.product(*(sorted(p) for p in operands)):
+            out = _evaluate(func, consts, dict(zip(tensors, combo)))
+            values.add(float(np.float16(out)) if narrow else out)
+        return _capped(frozenset(values))
+
+
+__all__ = ["PaddingValues", "Padding", "Unknown", "ZERO", "is_finite", "join"]

@@ -1,0 +1,109 @@
+// spyre-mask-contractions: a matmul whose K is not a whole number of sticks
+// reads both operands past K, so one of them must hold zeros there and the
+// other finite values.  An operand whose padding may hold anything else is read
+// through a where3 against a constant argument of K ones (staged with zeros past
+// K); a second run finds nothing left to mask.
+// RUN: %spyre-opt %s --split-input-file -p spyre-mask-contractions | %filecheck %s
+// RUN: %spyre-opt %s --split-input-file -p spyre-mask-contractions > %t.once.mlir
+// RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-mask-contractions > %t.twice.mlir
+// RUN: diff %t.once.mlir %t.twice.mlir
+
+// x + 1 holds ones past K = 5 (fp32: a stick of 32), the staged weight zeros:
+// every term past K is 1 * 0.
+// CHECK-LABEL: func.func @staged_right_hand_side
+// CHECK-SAME:    (%{{[a-z0-9]+}}: tensor<8x5xf32> {{{.*}}}, %{{[a-z0-9]+}}: tensor<5x12xf32> {{{.*}}}) -> tensor<8x12xf32>
+// CHECK-NOT:     where3
+// CHECK:         func.return
+func.func @staged_right_hand_side(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                                  %w: tensor<5x12xf32> {spyre.name = "w", spyre.role = "parameter"}) -> tensor<8x12xf32> {
+  %a = spyre.pointwise "add" (%x) consts {y = 1.0 : f64} : (tensor<8x5xf32>) -> tensor<8x5xf32>
+  %c = spyre.matmul (%a, %w) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  func.return %c : tensor<8x12xf32>
+}
+
+// -----
+
+// (x + 1) @ (z * 2 + 1)^T: ones past K in both, 27 more per element unmasked.
+// The smaller operand (the left, 40 elements against 60) is masked.
+// CHECK-LABEL: func.func @ones_in_both
+// CHECK-SAME:    %[[ONES:[a-z0-9_]+]]: tensor<5xf32> {spyre.role = "constant", spyre.name = "const_ones_5", spyre.value = dense<1.000000e+00> : tensor<5xf32>}
+// CHECK:         %[[A:.*]] = spyre.pointwise "add" (%x)
+// CHECK:         %[[BT:.*]] = spyre.view %b
+// CHECK-NEXT:    %[[VALID:.*]] = spyre.view %[[ONES]] affine_map<(d0, d1) -> (d1)> : tensor<5xf32> -> tensor<8x5xf32>
+// CHECK-NEXT:    %[[MASKED:.*]] = spyre.pointwise "where3" (%[[VALID]], %[[A]]) consts {y = 0.000000e+00 : f64} : (tensor<8x5xf32>, tensor<8x5xf32>) -> tensor<8x5xf32>
+// CHECK-NEXT:    spyre.matmul (%[[MASKED]], %[[BT]])
+func.func @ones_in_both(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                        %z: tensor<12x5xf32> {spyre.name = "z", spyre.role = "input"}) -> tensor<8x12xf32> {
+  %a = spyre.pointwise "add" (%x) consts {y = 1.0 : f64} : (tensor<8x5xf32>) -> tensor<8x5xf32>
+  %m = spyre.pointwise "mul" (%z) consts {y = 2.0 : f64} : (tensor<12x5xf32>) -> tensor<12x5xf32>
+  %b = spyre.pointwise "add" (%m) consts {y = 1.0 : f64} : (tensor<12x5xf32>) -> tensor<12x5xf32>
+  %bt = spyre.view %b affine_map<(d0, d1) -> (d1, d0)> : tensor<12x5xf32> -> tensor<5x12xf32>
+  %c = spyre.matmul (%a, %bt) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  func.return %c : tensor<8x12xf32>
+}
+
+// -----
+
+// log(x) holds -inf past K: -inf * 0 is NaN, so the left-hand side is masked
+// although the staged weight holds zeros.
+// CHECK-LABEL: func.func @infinite_left_hand_side
+// CHECK:         %[[L:.*]] = spyre.pointwise "log"
+// CHECK-NEXT:    %[[VALID:.*]] = spyre.view %{{.*}} affine_map<(d0, d1) -> (d1)> : tensor<5xf32> -> tensor<8x5xf32>
+// CHECK-NEXT:    %[[MASKED:.*]] = spyre.pointwise "where3" (%[[VALID]], %[[L]])
+// CHECK-NEXT:    spyre.matmul (%[[MASKED]], %w)
+func.func @infinite_left_hand_side(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                                   %w: tensor<5x12xf32> {spyre.name = "w", spyre.role = "parameter"}) -> tensor<8x12xf32> {
+  %l = spyre.pointwise "log" (%x) : (tensor<8x5xf32>) -> tensor<8x5xf32>
+  %c = spyre.matmul (%l, %w) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  func.return %c : tensor<8x12xf32>
+}
+
+// -----
+
+// 1 / x and 1 / z hold infinities past K in both: both are masked, against one
+// constant.
+// CHECK-LABEL: func.func @infinite_in_both
+// CHECK-SAME:    %[[ONES:[a-z0-9_]+]]: tensor<40xf16> {spyre.role = "constant", spyre.name = "const_ones_40"
+// CHECK:         %[[MA:.*]] = spyre.pointwise "where3" ({{.*}}, %a)
+// CHECK:         spyre.view %[[ONES]] affine_map<(d0, d1, d2) -> (d1)> : tensor<40xf16> -> tensor<2x40x16xf16>
+// CHECK-NEXT:    %[[MB:.*]] = spyre.pointwise "where3" ({{.*}}, %b)
+// CHECK-NEXT:    spyre.matmul (%[[MA]], %[[MB]])
+func.func @infinite_in_both(%x: tensor<2x8x40xf16> {spyre.name = "x", spyre.role = "input"},
+                            %z: tensor<2x40x16xf16> {spyre.name = "z", spyre.role = "input"}) -> tensor<2x8x16xf16> {
+  %a = spyre.pointwise "reciprocal" (%x) : (tensor<2x8x40xf16>) -> tensor<2x8x40xf16>
+  %b = spyre.pointwise "reciprocal" (%z) : (tensor<2x40x16xf16>) -> tensor<2x40x16xf16>
+  %c = spyre.matmul (%a, %b) : (tensor<2x8x40xf16>, tensor<2x40x16xf16>) -> tensor<2x8x16xf16>
+  func.return %c : tensor<2x8x16xf16>
+}
+
+// -----
+
+// K = 64 float16 elements is one whole stick: nothing is read past it.
+// CHECK-LABEL: func.func @whole_sticks
+// CHECK-NOT:     where3
+// CHECK:         func.return
+func.func @whole_sticks(%x: tensor<8x64xf16> {spyre.name = "x", spyre.role = "input"},
+                        %z: tensor<64x16xf16> {spyre.name = "z", spyre.role = "input"}) -> tensor<8x16xf16> {
+  %a = spyre.pointwise "exp" (%x) : (tensor<8x64xf16>) -> tensor<8x64xf16>
+  %b = spyre.pointwise "exp" (%z) : (tensor<64x16xf16>) -> tensor<64x16xf16>
+  %c = spyre.matmul (%a, %b) : (tensor<8x64xf16>, tensor<64x16xf16>) -> tensor<8x16xf16>
+  func.return %c : tensor<8x16xf16>
+}
+
+// -----
+
+// The padding a sum keeps and a product of a zero: sum over rows of the staged
+// x holds zeros past K, and so does (x + 1) * sum(x); tanh keeps zeros too.
+// Nothing is masked.
+// CHECK-LABEL: func.func @zeros_kept
+// CHECK-NOT:     where3
+// CHECK:         func.return
+func.func @zeros_kept(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                      %z: tensor<5x12xf32> {spyre.name = "z", spyre.role = "input"}) -> tensor<8x12xf32> {
+  %s = spyre.reduce "sum" (%x) dims [0] : (tensor<8x5xf32>) -> tensor<5xf32>
+  %a = spyre.pointwise "add" (%x) consts {y = 1.0 : f64} : (tensor<8x5xf32>) -> tensor<8x5xf32>
+  %p = spyre.pointwise "mul" (%a, %s) : (tensor<8x5xf32>, tensor<5xf32>) -> tensor<8x5xf32>
+  %b = spyre.pointwise "tanh" (%z) : (tensor<5x12xf32>) -> tensor<5x12xf32>
+  %c = spyre.matmul (%p, %b) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  func.return %c : tensor<8x12xf32>
+}
