@@ -6,6 +6,8 @@
 
 // ORDER: IR Dump After spyre-attach-target
 // ORDER-NOT: IR Dump After
+// ORDER: IR Dump After spyre-mask-contractions
+// ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-propagate-named-dims
 // ORDER-NOT: IR Dump After
 // ORDER: IR Dump After spyre-stickify
