@@ -24,7 +24,7 @@ holds ones in both (each pointwise op writes whole sticks, ``1 + 0``), and
 past K the staged ones are zeros, and it writes zeros there (or, off its stick,
 nobody writes them and memory planning zeroes them).  One operand is masked
 when that leaves the other finite (the smaller one when either would do),
-else both.  The pass runs before spyre-propagate-named-dims, which names the
+else both.  A mask joins the matmul's ``tiles`` hint groups.  The pass runs before spyre-propagate-named-dims, which names the
 dims of what it adds.
 """
 
@@ -127,6 +127,8 @@ class _Masks:
         masked = PointwiseOp(MASK, [cond.result, operand], plain, {"y": 0.0})
         for new in (cond, masked):
             new.location = op.location
+        if op.hints is not None:  # a member of the matmul's tile groups, which it sits inside
+            masked.hints = op.hints
         cond.result.name_hint, masked.result.name_hint = "k_valid", "k_masked"
         block = op.parent_block()
         assert block is not None

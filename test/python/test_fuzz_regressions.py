@@ -86,6 +86,11 @@ def _k_tiled_then_short_reduction(x: torch.Tensor, w: torch.Tensor) -> torch.Ten
     return p.amax(1)
 
 
+def _softmax_then_matmul_in_group(x: torch.Tensor, w: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    with spyre_hint(tiles={"C": 2}):
+        return torch.softmax(x @ w, dim=-1) @ y
+
+
 def _bfloat16_sum_then_matmul() -> Program:
     """The fuzzer's program, its inputs drawn as it drew them."""
     torch.manual_seed(35528)
@@ -189,6 +194,9 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
+    "masked_contraction_inside_hinted_group": lambda: (
+        _softmax_then_matmul_in_group, _inputs({"C": 160, "Q": 64, "Dv": 100, "A": 3}, ("C", "Q"), ("Q", "Dv"),
+                                               ("Dv", "A"))),
 }
 """Each regression program: ``(kernel, example inputs)``."""
 
@@ -489,3 +497,12 @@ def test_a_reduction_over_flattened_rows_pads_them_to_whole_rows_of_the_nest(imp
     refused it (``bench/fuzz.py --seed 90001``, 5 of 300).  The split now pads the rows to 385
     (``_pad_nested_rows``)."""
     _check("sum_of_flattened_rows", imported, tmp_path, (1, 4, 32))
+
+
+def test_a_contraction_mask_inside_a_hinted_group_is_tiled_with_it(imported, tmp_path):
+    """``softmax(x @ w) @ y`` under one hint, K of the second matmul 100 float16 elements:
+    spyre-mask-contractions masks the probabilities past K (``exp`` may leave the finite numbers
+    there), and the mask had no hints, so it could move neither before nor after the group
+    (``bench/fuzz.py --seed 20261201``, 8 of 300).  It now joins the matmul's groups."""
+    _check("masked_contraction_inside_hinted_group", imported, tmp_path, (1, 9))
+

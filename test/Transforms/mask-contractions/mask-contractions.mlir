@@ -107,3 +107,16 @@ func.func @zeros_kept(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input
   %c = spyre.matmul (%p, %b) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
   func.return %c : tensor<8x12xf32>
 }
+
+// -----
+
+// A mask joins the tiles hint groups of its matmul, inside which it sits.
+// CHECK-LABEL: func.func @inside_a_hinted_group
+// CHECK:         spyre.pointwise "where3" ({{.*}}) consts {y = 0.000000e+00 : f64} {hints = [#spyre.hint<1, tiles = {M = 2}>]}
+// CHECK-NEXT:    spyre.matmul
+func.func @inside_a_hinted_group(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                                 %w: tensor<5x12xf32> {spyre.name = "w", spyre.role = "parameter"}) -> tensor<8x12xf32> {
+  %e = spyre.pointwise "log" (%x) {hints = [#spyre.hint<1, tiles = {M = 2}>]} : (tensor<8x5xf32>) -> tensor<8x5xf32>
+  %c = spyre.matmul (%e, %w) {hints = [#spyre.hint<1, tiles = {M = 2}>]} : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  func.return %c : tensor<8x12xf32>
+}
