@@ -27,7 +27,9 @@ from spyre_mlir.dialects.spyre import MatmulOp, ViewOp
 
 def _inserted_unit_dims(view: ViewOp) -> tuple[int, ...] | None:
     """The view's result dims that each source dim becomes, when the view only inserts dims of
-    one element (its map reads the source dims in order, one result dim each); else None."""
+    one element (its map reads the source dims in order, one result dim each) and none after the
+    last (a matmul's N stays its result's innermost dim, which the device fills sticks along:
+    ``(x @ w).unsqueeze(-1)`` stays a view); else None."""
     assert isinstance(view.result.type, TensorType)
     shape = view.result.type.get_shape()
     taken = []
@@ -35,7 +37,7 @@ def _inserted_unit_dims(view: ViewOp) -> tuple[int, ...] | None:
         if not isinstance(expr, AffineDimExpr) or (taken and expr.position <= taken[-1]):
             return None
         taken.append(expr.position)
-    if any(shape[d] != 1 for d in range(len(shape)) if d not in taken):
+    if any(shape[d] != 1 for d in range(len(shape)) if d not in taken) or taken[-1:] != [len(shape) - 1]:
         return None
     return tuple(taken)
 

@@ -194,6 +194,8 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
     "flattened_rows_sliced_across_a_boundary": lambda: (
         lambda x, y: torch.maximum(y, x.flatten(1, 2)[:, 505:774]), _inputs({"A": 1, "B": 6, "C": 160, "D": 64},
                                                                             "ABCD", "D")),
+    "matmul_result_with_a_unit_dim_appended": lambda: (
+        lambda x, w: (x @ w).unsqueeze(2), _inputs({"R": 100, "V": 160, "E": 16}, "RV", "VE")),
     "masked_contraction_inside_hinted_group": lambda: (
         _softmax_then_matmul_in_group, _inputs({"C": 160, "Q": 64, "Dv": 100, "A": 3}, ("C", "Q"), ("Q", "Dv"),
                                                ("Dv", "A"))),
@@ -506,3 +508,11 @@ def test_a_contraction_mask_inside_a_hinted_group_is_tiled_with_it(imported, tmp
     (``bench/fuzz.py --seed 20261201``, 8 of 300).  It now joins the matmul's groups."""
     _check("masked_contraction_inside_hinted_group", imported, tmp_path, (1, 9))
 
+
+def test_a_matmul_result_viewed_with_a_unit_dim_after_its_columns_stays_a_view(imported, tmp_path):
+    """``(x @ w).unsqueeze(2)``: the importer wrote the view's shape [R, E, 1] into the matmul (as it
+    does for unit dims before the rows: a batched matmul's ``[1, H, S, S]``), so its innermost
+    result dim was no longer N and spyre-stickify refused it ("matmul needs one reduction dim (K)
+    and an innermost result dim (N)"; ``test_fuzz.py``'s budget once the fuzzer drew sliced
+    products).  Only unit dims before the last are written by the matmul now."""
+    _check("matmul_result_with_a_unit_dim_appended", imported, tmp_path)
