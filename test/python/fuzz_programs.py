@@ -241,6 +241,9 @@ class Draft:
     """Source of the inputs that are not random (masks), by variable; no op but softmax reads them."""
     frozen: set[str] = field(default_factory=set)
     """Names never tiled: the compiler names the dims a slice or an expand makes differently."""
+    slices: dict[tuple[Group, int, int], str] = field(default_factory=dict)
+    """The name of each slice's dim by the group it slices and its bounds: a slice alike of another
+    value takes the same name, so that a matmul may contract the two (``x[:, :32] @ y[:32]``)."""
 
     def size(self, group: Group) -> int:
         return math.prod(self.sizes[n] for n in group)
@@ -348,6 +351,25 @@ def transpose(d: Draft, x: Value, i: int, j: int) -> Value:
     a, b = i % len(dims), j % len(dims)
     dims[a], dims[b] = dims[b], dims[a]
     return d.add(f"{x.var}.transpose({i}, {j})", tuple(dims), x.bound, [x], compute=False, contiguous=False)
+
+
+def slice_dim(d: Draft, x: Value, axis: int, start: int, stop: int) -> Value | None:
+    """``x[:, start:stop]`` along ``axis``; its dim takes the name of an earlier slice alike of that
+    dim group (:attr:`Draft.slices`), else a new one (both names and the group's frozen).  None when
+    the slice is the whole dim or no name is left."""
+    group = x.dims[axis]
+    size, rank = d.size(group), len(x.dims)
+    if (start, stop) == (0, size):
+        return None
+    name = d.slices.get((group, start, stop)) or d.fresh(stop - start)
+    if name is None:
+        return None
+    d.slices[group, start, stop] = name
+    d.frozen.update({name, *group})
+    bounds = f"{start or ''}:{stop if stop < size else ''}"
+    index = f"..., {bounds}" if axis in (-1, rank - 1) and rank > 1 else ", ".join([":"] * (axis % rank) + [bounds])
+    dims = tuple((name,) if i == axis % rank else g for i, g in enumerate(x.dims))
+    return d.add(f"{x.var}[{index}]", dims, x.bound, [x], compute=False, contiguous=x.contiguous and axis == 0)
 
 
 def repeat_kv(d: Draft, x: Value, axis: int, name: str) -> Value:
@@ -533,11 +555,16 @@ def _matmul(draw: Any, d: Draft) -> bool:
 
     plain = [v for v in d.values() if len(v.dims) >= 2 and v.dims[-2] == k and fits_x(v, v.dims[-1])]
     swapped = [v for v in d.values() if len(v.dims) >= 2 and v.dims[-1] == k and fits_x(v, v.dims[-2])]
-    source = draw(st.sampled_from(["new", "new", "new_swapped", "plain", "swapped"]))
+    source = draw(st.sampled_from(["new", "new", "new_swapped", "plain", "swapped", "sliced_alike"]))
+    sliced = _sliced_from(d, k)
     if source == "plain" and plain:
         w = draw(st.sampled_from(plain))
     elif source == "swapped" and swapped:
         w = transpose(d, draw(st.sampled_from(swapped)), -1, -2)
+    elif source == "sliced_alike" and sliced is not None:
+        w = _sliced_alike(draw, d, x, sliced)
+        if w is None:
+            return False
     else:
         if d.size(k) * x.bound * INPUT_SCALE > BOUND_LIMIT:
             return False
@@ -554,6 +581,48 @@ def _matmul(draw: Any, d: Draft) -> bool:
             w = d.new_input((*w_batch, k, (n,)), x.dtype)
     matmul(d, x, w)
     return True
+
+
+def _sliced_alike(draw: Any, d: Draft, x: Value, sliced: tuple[Group, int, int]) -> Value | None:
+    """A right-hand side [K, N] for ``x``, whose K is the slice ``sliced`` (group, start, stop): a
+    new input's slice alike, [group, N] sliced along its rows or [N, group] sliced along its stick
+    and transposed; both operands then read wider storage past K.  None when it does not fit."""
+    group, start, stop = sliced
+    k = x.dims[-1]
+    if d.size(k) * x.bound * INPUT_SCALE > BOUND_LIMIT:
+        return None
+    n = d.fresh(draw(st.sampled_from(LAST_SIZES)))
+    if n is None or not d.fits((*x.dims[:-1], (n,))):
+        return None
+    if start % STICK == 0 and draw(st.booleans()):
+        wide = slice_dim(d, d.new_input(((n,), group), x.dtype), -1, start, stop)
+        return None if wide is None else transpose(d, wide, -1, -2)
+    return slice_dim(d, d.new_input((group, (n,)), x.dtype), 0, start, stop)
+
+
+def _sliced_matmul(draw: Any, d: Draft) -> bool:
+    """``x[..., a:b] @ w[a:b]``: the product of two slices alike of one dim group
+    (:func:`_sliced_alike`), x an existing value whose last dim is one name."""
+    x = d.pick(draw, lambda v: len(v.dims) >= 2 and len(v.dims[-1]) == 1 and d.size(v.dims[-1]) >= 3)
+    if x is None:
+        return False
+    group = x.dims[-1]
+    start = draw(st.sampled_from(_slice_starts(d, group)))
+    stop = draw(st.sampled_from(_slice_stops(d, group, start)))
+    sliced = slice_dim(d, x, -1, start, stop)
+    if sliced is None:
+        return False
+    w = _sliced_alike(draw, d, sliced, (group, start, stop))
+    if w is None:
+        return False
+    matmul(d, sliced, w)
+    return True
+
+
+def _sliced_from(d: Draft, k: Group) -> tuple[Group, int, int] | None:
+    """The group and bounds of the slice whose name is ``k``, when a slice alike may still be taken."""
+    return next(((g, start, stop) for (g, start, stop), name in d.slices.items()
+                 if (name,) == k and (start, stop) in _alike_slices(d, g)), None)
 
 
 def _transpose(draw: Any, d: Draft) -> bool:
@@ -643,27 +712,26 @@ def _slice_stops(d: Draft, group: Group, start: int) -> list[int]:
 
 
 def _slice(draw: Any, d: Draft) -> bool:
-    """``x[:, a:b]``-style slice of one dim to a new name (its names and the new one frozen),
-    starting where :func:`_slice_starts` allows."""
+    """``x[:, a:b]``-style slice of one dim (:func:`slice_dim`), starting where
+    :func:`_slice_starts` allows; often with the bounds of an earlier slice of the same dim group."""
     x = d.pick(draw, lambda v: any(d.size(g) >= 3 for g in v.dims))
     if x is None:
         return False
-    rank = len(x.dims)
     axis = draw(st.sampled_from([i for i, g in enumerate(x.dims) if d.size(g) >= 3]))
-    size = d.size(x.dims[axis])
-    start = draw(st.sampled_from(_slice_starts(d, x.dims[axis])))
-    stop = draw(st.sampled_from(_slice_stops(d, x.dims[axis], start)))
-    if (start, stop) == (0, size):
-        return False
-    name = d.fresh(stop - start)
-    if name is None:
-        return False
-    d.frozen.update({name, *x.dims[axis]})
-    bounds = f"{start or ''}:{stop if stop < size else ''}"
-    index = f"..., {bounds}" if axis == rank - 1 and rank > 1 else ", ".join([":"] * axis + [bounds])
-    dims = (*x.dims[:axis], (name,), *x.dims[axis + 1:])
-    d.add(f"{x.var}[{index}]", dims, x.bound, [x], compute=False, contiguous=x.contiguous and axis == 0)
-    return True
+    group = x.dims[axis]
+    alike = _alike_slices(d, group)
+    if alike and draw(st.booleans()):
+        start, stop = draw(st.sampled_from(alike))
+    else:
+        start = draw(st.sampled_from(_slice_starts(d, group)))
+        stop = draw(st.sampled_from(_slice_stops(d, group, start)))
+    return slice_dim(d, x, axis, start, stop) is not None
+
+
+def _alike_slices(d: Draft, group: Group) -> list[tuple[int, int]]:
+    """The bounds of the earlier slices of ``group`` that a slice may still take."""
+    return sorted((start, stop) for g, start, stop in d.slices if g == group
+                  and start in _slice_starts(d, group) and stop in _slice_stops(d, group, start))
 
 
 def _select(draw: Any, d: Draft) -> bool:
@@ -764,6 +832,7 @@ STEP_KINDS: dict[str, Callable[[Any, Draft], bool]] = {
     "reduce": _reduce,
     "softmax": _softmax,
     "matmul": _matmul,
+    "sliced_matmul": _sliced_matmul,
     "transpose": _transpose,
     "flatten": _flatten,
     "reshape": _reshape,
@@ -776,9 +845,9 @@ STEP_KINDS: dict[str, Callable[[Any, Draft], bool]] = {
 }
 """Step generators by kind; each returns False (and adds nothing it needs) when the draft does not allow it."""
 
-WEIGHTS = ("binary", "binary", "unary", "scalar", "reduce", "reduce", "matmul", "matmul", "transpose",
-           "flatten", "softmax", "softmax", "reshape", "unsqueeze", "slice", "select", "repeat_kv", "repeat_kv",
-           "cast", "cast", "attention", "attention")
+WEIGHTS = ("binary", "binary", "unary", "scalar", "reduce", "reduce", "matmul", "matmul", "sliced_matmul",
+           "transpose", "flatten", "softmax", "softmax", "reshape", "unsqueeze", "slice", "select", "repeat_kv",
+           "repeat_kv", "cast", "cast", "attention", "attention")
 
 
 # --------------------------------------------------------------------------
