@@ -181,6 +181,13 @@ class PaddingValues:
         i = self._result_dim(value, host_dim)
         if i is None or isinstance(writer, PointwiseOp) and writer.indirect_access() is not None:
             return Unknown.ANY
+        if writer.get_iteration_space()[i] > tensor_shape(value)[host_dim]:
+            # It computes past the extent (a slice of its result folded into it): data there.
+            return join(Unknown.FINITE, self._written(writer, value, i))
+        return self._written(writer, value, i)
+
+    def _written(self, writer: ComputeOp, value: SSAValue, i: int) -> Padding:
+        """What ``writer`` leaves past ``value``'s extent along iteration dim ``i``."""
         if isinstance(writer, MatmulOp):
             return self._matmul(writer, i)
         operands = [self._known_read(writer, index, i) for index in range(len(writer.inputs))]

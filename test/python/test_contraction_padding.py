@@ -83,3 +83,21 @@ def test_regression_what_a_matmul_reads_past_k_is_zero_in_one_operand_and_finite
     x, z = torch.rand(8, 5) + 0.5, torch.randn(12, 5)
     with torch.no_grad():
         outputs_match_eager(_Singular(), (x, z), cores, ("ones", "log", "reciprocal"))
+
+
+class _SlicedProduct(torch.nn.Module):
+    """``(x @ y)[..., :38] @ (z[:, :38] + 1).T``: the importer folds the column slice into the first
+    matmul, which computes all 100 columns into the padding of its [4, 38] result; the right-hand
+    side, computed sticked on K and restickified, holds ``z``'s columns past 38 plus one there."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return (x @ y)[..., :38] @ (z[:, :38] + 1).t()
+
+
+@pytest.mark.parametrize("cores", (1, 32))
+def test_regression_a_matmul_computing_past_its_result_holds_data_in_its_padding(cores):
+    """spyre-mask-contractions took the first product's padding for zeros (its right-hand side is
+    staged with zeros past its columns), so it masked neither operand: off by up to 7.3 (fp16)."""
+    torch.manual_seed(0)
+    x, y, z = (torch.randn(shape).half() / 4 for shape in ((4, 77), (77, 100), (128, 100)))
+    outputs_match_eager(_SlicedProduct(), (x, y, z), cores, ("mm",))

@@ -120,3 +120,21 @@ func.func @inside_a_hinted_group(%x: tensor<8x5xf32> {spyre.name = "x", spyre.ro
   %c = spyre.matmul (%e, %w) {hints = [#spyre.hint<1, tiles = {M = 2}>]} : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
   func.return %c : tensor<8x12xf32>
 }
+
+// -----
+
+// A matmul that computes past its result's extent (a column slice folded into
+// it: 100 columns into a result of 38) holds data there, not the zeros of its
+// staged operand's padding; the other operand, a slice, reads data past K too.
+// CHECK-LABEL: func.func @computed_past_the_extent
+// CHECK:         %[[P:.*]] = spyre.matmul (%x, %y)
+// CHECK:         %[[MASKED:.*]] = spyre.pointwise "where3" ({{.*}}, %[[P]])
+// CHECK-NEXT:    spyre.matmul (%[[MASKED]], %zt)
+func.func @computed_past_the_extent(%x: tensor<4x77xf16> {spyre.name = "x", spyre.role = "input"},
+                                    %y: tensor<77x100xf16> {spyre.name = "y", spyre.role = "input"},
+                                    %z: tensor<128x100xf16> {spyre.name = "z", spyre.role = "input"}) -> tensor<4x128xf16> {
+  %p = spyre.matmul (%x, %y) {iteration_space = array<i64: 4, 100, 77>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]} : (tensor<4x77xf16>, tensor<77x100xf16>) -> tensor<4x38xf16>
+  %zt = spyre.view %z affine_map<(d0, d1) -> (d1, d0)> : tensor<128x100xf16> -> tensor<38x128xf16>
+  %c = spyre.matmul (%p, %zt) : (tensor<4x38xf16>, tensor<38x128xf16>) -> tensor<4x128xf16>
+  func.return %c : tensor<4x128xf16>
+}
