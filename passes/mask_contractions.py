@@ -24,7 +24,8 @@ holds ones in both (each pointwise op writes whole sticks, ``1 + 0``), and
 past K the staged ones are zeros, and it writes zeros there (or, off its stick,
 nobody writes them and memory planning zeroes them).  One operand is masked
 when that leaves the other finite (the smaller one when either would do),
-else both.  A mask joins the matmul's ``tiles`` hint groups.  The pass runs before spyre-propagate-named-dims, which names the
+else both.  A mask joins the matmul's ``tiles`` hint groups; one value several
+matmuls read alike is masked once.  The pass runs before spyre-propagate-named-dims, which names the
 dims of what it adds.
 """
 
@@ -47,7 +48,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import Attribute, BlockArgument
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
@@ -89,6 +90,9 @@ class _Masks:
     def __init__(self, body: func.FuncOp):
         self.body = body
         self.ones: dict[tuple[Attribute, int], BlockArgument] = {}
+        self.masked: dict[tuple[SSAValue, int, Attribute | None], SSAValue] = {}
+        """Each mask by the operand it reads, its K dim and its hints: one value read by several
+        matmuls (a norm's output by the q, k and v projections) is masked once."""
 
     def argument(self, element: Attribute, extent: int) -> BlockArgument:
         """The argument of ``extent`` ones of ``element``, added to the signature on first use."""
@@ -120,6 +124,10 @@ class _Masks:
             raise SpyreError(f"cannot zero what this matmul reads past its contraction of "
                              f"{op.get_iteration_space()[k]} elements: operand #{index} reads it through "
                              f"{op.get_indexing_maps()[index]}", op=op)
+        key = (operand, host, op.hints)
+        if key in self.masked:
+            op.operands[index] = self.masked[key]
+            return
         shape, element = tensor_shape(operand), operand.type.get_element_type()
         ones = self.argument(element, shape[host])
         plain = TensorType(element, shape)
@@ -133,24 +141,20 @@ class _Masks:
         block = op.parent_block()
         assert block is not None
         block.insert_ops_before([cond, masked], op)
-        op.operands[index] = masked.result
+        op.operands[index] = self.masked[key] = masked.result
 
 
 def mask_contractions(body: func.FuncOp) -> list[PointwiseOp]:
     """Mask, before each matmul of ``body`` whose K is not a whole number of sticks, the operands
     :func:`operands_to_mask` names.  Returns the masks."""
     padding, masks = PaddingValues(), _Masks(body)
-    added: list[PointwiseOp] = []
     for op in [op for op in body.walk() if isinstance(op, MatmulOp)]:
         k = padded_contraction(op)
         if k is None:
             continue
         for index in operands_to_mask(op, k, padding):
             masks.mask(op, index, k)
-            masked = op.inputs[index].owner
-            assert isinstance(masked, PointwiseOp)
-            added.append(masked)
-    return added
+    return [value.owner for value in masks.masked.values() if isinstance(value.owner, PointwiseOp)]
 
 
 @dataclass(frozen=True)

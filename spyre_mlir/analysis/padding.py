@@ -105,6 +105,24 @@ def _evaluate(op: OpFunc, consts: Mapping[str, float], tensors: Mapping[str, flo
         return float(np.asarray(op.compute(*args, **op.bound_params(consts))).reshape(-1)[0])
 
 
+def _selected(func: OpFunc, operands: Mapping[str, Padding], consts: Mapping[str, float]) -> Padding | None:
+    """What a ``where3`` whose condition is known selects (the masks of spyre-mask-contractions:
+    a condition of zeros selects ``y``), None for another op func or an unknown condition."""
+    if func.name != "where3" or not isinstance(cond := operands.get("cond"), frozenset):
+        return None
+    chosen = [operands.get(name, frozenset({consts[name]}) if name in consts else Unknown.ANY)
+              for name, pick in (("x", any(cond)), ("y", not all(cond))) if pick]
+    return join(*chosen)
+
+
+def _product_of_zero(func: OpFunc, operands: list[Padding]) -> Padding | None:
+    """Zero for a product one of whose factors holds zeros and the others finite values (``x *
+    rsqrt(mean(x * x))`` of a staged ``x``), None otherwise."""
+    if func.name == "mul" and ZERO in operands and all(is_finite(p) for p in operands):
+        return ZERO
+    return None
+
+
 class PaddingValues:
     """What the padding of each tensor may hold, found on demand and remembered.
 
@@ -235,11 +253,11 @@ class PaddingValues:
     @staticmethod
     def _pointwise(op: PointwiseOp, operands: list[Padding], value: SSAValue) -> Padding:
         func, consts = op.op_func(), op.const_values()
-        if any(isinstance(p, Unknown) for p in operands):
-            if all(is_finite(p) for p in operands) and _stays_finite(func.name, tuple(sorted(consts.items()))):
-                return Unknown.FINITE
-            return Unknown.ANY
         tensors = [name for name in func.inputs if name not in consts]
+        if any(isinstance(p, Unknown) for p in operands):
+            return _selected(func, dict(zip(tensors, operands)), consts) or _product_of_zero(func, operands) or (
+                Unknown.FINITE if all(is_finite(p) for p in operands)
+                and _stays_finite(func.name, tuple(sorted(consts.items()))) else Unknown.ANY)
         narrow = isinstance(getattr(value.type, "element_type", None), Float16Type)
         values = set()
         for combo in itertools.product(*(sorted(p) for p in operands)):

@@ -124,8 +124,9 @@ func.func @inside_a_hinted_group(%x: tensor<8x5xf32> {spyre.name = "x", spyre.ro
 // -----
 
 // A matmul that computes past its result's extent (a column slice folded into
-// it: 100 columns into a result of 38) holds data there, not the zeros of its
-// staged operand's padding; the other operand, a slice, reads data past K too.
+// it: 100 columns into a result of 38, laid out with the padding to hold them)
+// holds data there, not the zeros of its staged operand's padding; the other
+// operand, a slice, reads data past K too.
 // CHECK-LABEL: func.func @computed_past_the_extent
 // CHECK:         %[[P:.*]] = spyre.matmul (%x, %y)
 // CHECK:         %[[MASKED:.*]] = spyre.pointwise "where3" ({{.*}}, %[[P]])
@@ -133,8 +134,45 @@ func.func @inside_a_hinted_group(%x: tensor<8x5xf32> {spyre.name = "x", spyre.ro
 func.func @computed_past_the_extent(%x: tensor<4x77xf16> {spyre.name = "x", spyre.role = "input"},
                                     %y: tensor<77x100xf16> {spyre.name = "y", spyre.role = "input"},
                                     %z: tensor<128x100xf16> {spyre.name = "z", spyre.role = "input"}) -> tensor<4x128xf16> {
-  %p = spyre.matmul (%x, %y) {iteration_space = array<i64: 4, 100, 77>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]} : (tensor<4x77xf16>, tensor<77x100xf16>) -> tensor<4x38xf16>
+  %p = spyre.matmul (%x, %y) {iteration_space = array<i64: 4, 100, 77>, indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]} : (tensor<4x77xf16>, tensor<77x100xf16>) -> tensor<4x38xf16, #spyre.layout<device_size = [2, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>
   %zt = spyre.view %z affine_map<(d0, d1) -> (d1, d0)> : tensor<128x100xf16> -> tensor<38x128xf16>
-  %c = spyre.matmul (%p, %zt) : (tensor<4x38xf16>, tensor<38x128xf16>) -> tensor<4x128xf16>
+  %c = spyre.matmul (%p, %zt) : (tensor<4x38xf16, #spyre.layout<device_size = [2, 4, 64], dim_order = [0, 1], format = "SEN169_FP16">>, tensor<38x128xf16>) -> tensor<4x128xf16>
   func.return %c : tensor<4x128xf16>
+}
+
+// -----
+
+// A norm's output, x * rsqrt(mean(x * x)), holds zeros past K: a product of the
+// staged x's zeros and a finite factor (the broadcast rsqrt reads data there).
+// Read by two matmuls whose other operands hold ones past K, it needs no mask.
+// CHECK-LABEL: func.func @norm_read_twice
+// CHECK-NOT:     where3
+// CHECK:         func.return
+func.func @norm_read_twice(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                           %z: tensor<5x12xf32> {spyre.name = "z", spyre.role = "input"}) -> (tensor<8x12xf32>, tensor<8x12xf32>) {
+  %sq = spyre.pointwise "mul" (%x, %x) : (tensor<8x5xf32>, tensor<8x5xf32>) -> tensor<8x5xf32>
+  %m = spyre.reduce "mean" (%sq) dims [1] : (tensor<8x5xf32>) -> tensor<8xf32>
+  %mv = spyre.view %m affine_map<(d0, d1) -> (d0)> : tensor<8xf32> -> tensor<8x1xf32>
+  %r = spyre.pointwise "rsqrt" (%mv) : (tensor<8x1xf32>) -> tensor<8x1xf32>
+  %n = spyre.pointwise "mul" (%x, %r) : (tensor<8x5xf32>, tensor<8x1xf32>) -> tensor<8x5xf32>
+  %b = spyre.pointwise "add" (%z) consts {y = 1.0 : f64} : (tensor<5x12xf32>) -> tensor<5x12xf32>
+  %c = spyre.matmul (%n, %b) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  %d = spyre.matmul (%n, %b) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  func.return %c, %d : tensor<8x12xf32>, tensor<8x12xf32>
+}
+
+// -----
+
+// One value two matmuls read alike (the input of two projections) is masked once.
+// CHECK-LABEL: func.func @masked_once
+// CHECK-COUNT-1: spyre.pointwise "where3"
+// CHECK-NOT:     spyre.pointwise "where3"
+// CHECK:         func.return
+func.func @masked_once(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
+                       %w: tensor<5x12xf32> {spyre.name = "w", spyre.role = "parameter"},
+                       %v: tensor<5x16xf32> {spyre.name = "v", spyre.role = "parameter"}) -> (tensor<8x12xf32>, tensor<8x16xf32>) {
+  %l = spyre.pointwise "log" (%x) : (tensor<8x5xf32>) -> tensor<8x5xf32>
+  %c = spyre.matmul (%l, %w) : (tensor<8x5xf32>, tensor<5x12xf32>) -> tensor<8x12xf32>
+  %d = spyre.matmul (%l, %v) : (tensor<8x5xf32>, tensor<5x16xf32>) -> tensor<8x16xf32>
+  func.return %c, %d : tensor<8x12xf32>, tensor<8x16xf32>
 }
