@@ -173,7 +173,16 @@ class _Decomposer:
         value = self.values.get(key)
         if value is None:
             with self.fake_mode:
-                value = self.values[key] = target(*values, **kwvalues)
+                try:
+                    value = target(*values, **kwvalues)
+                except Exception as e:
+                    if target is not torch.ops.aten.view.default:
+                        raise _Declined(f"{target} on the re-traced values: {type(e).__name__}") from e
+                    # A decomposition strided an operand otherwise than export did (sdpa's output
+                    # [B, S, H * D] laid out heads first): the view reads the same elements in the
+                    # same order as a reshape, which is what it imports as.
+                    value = torch.ops.aten.reshape.default(*values, **kwvalues)
+            self.values[key] = value
         return value
 
     def _inline(self, region: torch.fx.GraphModule, args: list[Any]) -> Any:

@@ -12,9 +12,11 @@ import warnings
 import pytest
 import torch
 
+import spyre_mlir
 from spyre_mlir.importer import export_model, import_program, repair
 from spyre_mlir.importer.core import decomposition_table
 from spyre_mlir.importer.decompose import decompose_by_node
+from spyre_mlir.interpreter import compare, tolerance_for
 from spyre_mlir.timing import timed
 
 
@@ -114,6 +116,32 @@ def test_a_module_decomposes_node_by_node_as_run_decompositions_does(module, inp
 def test_regression_a_value_after_a_decomposition_is_laid_out_as_the_decomposition_lays_it_out():
     module = _AttentionReshaped().half().eval()
     _same_as_run_decompositions(export_model(module, (torch.randn(1, 32, 128, dtype=torch.float16),)))
+
+
+class _AttentionFlattened(torch.nn.Module):
+    """GPT-2's attention output at batch 2: sdpa's heads merged by a reshape, then flattened by a
+    ``view`` (its ``Conv1D``), which export's strides allow and sdpa's decomposition's do not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(128, 128)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        merged = torch.nn.functional.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 37, 128)
+        return torch.addmm(self.proj.bias, merged.view(-1, 128), self.proj.weight.t())
+
+
+def test_regression_a_view_of_a_value_a_decomposition_strides_otherwise_is_a_reshape():
+    """The decomposition of sdpa lays out the heads it merges [2, 37, 128] with strides (128, 256, 1),
+    and the ``view`` export recorded on it failed to propagate (a raw ``ValueError`` from torch, both
+    node by node and in ``run_decompositions``: GPT-2 with sdpa at batch 2).  Node by node, the
+    view's value is now the reshape's: the same elements in the same order, which it imports as."""
+    torch.manual_seed(0)
+    module, inputs = _AttentionFlattened().eval(), tuple(torch.randn(2, 2, 37, 64) for _ in range(3))
+    with torch.no_grad():
+        want = module(*inputs)
+        got = spyre_mlir.compile(module, inputs, cores=4).run(*inputs)
+    compare("out", got.numpy(), want.numpy(), tolerance_for("float32"))
 
 
 def _granite(layers: int) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
