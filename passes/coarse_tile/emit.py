@@ -106,7 +106,8 @@ def _read(emitter: Emitter, op: ComputeOp, window: Window, access: TileRegion) -
     if key not in emitter.slices:
         values = [emitter.offset(o) for o in offsets]
         emitter.slices[key] = emitter.builder.insert(
-            tensor.ExtractSliceOp(window.value, values, sizes, [1] * len(sizes), slice_type)).result
+            tensor.ExtractSliceOp(window.value, values, slice_type.get_shape(), [1] * len(sizes),
+                                  slice_type)).result
     return emitter.slices[key], tuple(exprs)
 
 
@@ -173,8 +174,9 @@ def _emit_loop(emitter: Emitter, node: LoopNode, path: tuple[LoopNode, ...], sco
             else:
                 offsets = [emitter.offset(o + t.scaled(-1)) for o, t in zip(tile.origins, target.origins)]
                 static = [o if isinstance(o, int) else tensor.DYNAMIC_INDEX for o in offsets]
+                assert isinstance(tile.value.type, TensorType)
                 updated.append(b.insert(tensor.InsertSliceOp.get(
-                    tile.value, acc, list(tile.sizes), static,
+                    tile.value, acc, list(tile.value.type.get_shape()), static,
                     offsets=[o for o in offsets if not isinstance(o, int)])).result)
         return updated
 

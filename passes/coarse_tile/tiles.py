@@ -146,18 +146,22 @@ def _stepping(coefs: Sequence[int], sizes: Sequence[int]) -> list[int]:
 
 
 def tile_type(full: TensorType, sizes: Sequence[int]) -> TensorType:
-    """``full`` with shape ``sizes`` and a ``#spyre.layout`` computed for that shape (when it had one).
+    """``full`` with the shape of a tile of ``sizes`` and a ``#spyre.layout`` computed for that
+    shape (when it had one).
 
     A dim the tile covers whole keeps the full tensor's padding (``padded_shape``), and so does one
     it covers past the full tensor's extent: an op that writes its result's padding (a matmul
     computing all the columns of a result narrowed to a slice of them) writes a region wider than
-    the result, inside the padding that follows it.
+    the result, inside the padding that follows it; the tile's shape there is the result's extent
+    (its readers read that many: a matmul reading it contracts over the slice, not the region).
     """
+    full_shape = full.get_shape()
+    shape = [min(s, f) for s, f in zip(sizes, full_shape)]
     encoding = full.encoding
     if isinstance(encoding, LayoutAttr):
         layout = tensor_layout(full)
         padded = [p if s == f else max(s, p) if s > f else s
                   for s, f, p in zip(sizes, layout.host_shape, layout.padded_host_shape)]
-        encoding = layout_attr(stick_layout(list(sizes), layout.dtype, list(layout.dim_order) or None,
+        encoding = layout_attr(stick_layout(shape, layout.dtype, list(layout.dim_order) or None,
                                             padded_shape=padded))
-    return TensorType(full.get_element_type(), list(sizes), encoding)
+    return TensorType(full.get_element_type(), shape, encoding)

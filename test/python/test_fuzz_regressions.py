@@ -91,6 +91,13 @@ def _softmax_then_matmul_in_group(x: torch.Tensor, w: torch.Tensor, y: torch.Ten
         return torch.softmax(x @ w, dim=-1) @ y
 
 
+def _product_of_a_tiled_column_slice(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    with spyre_hint(tiles={"C": 2}):
+        p = x @ y
+    with spyre_hint(tiles={"C": 2, "B": 2}):
+        return p[..., :38] @ w
+
+
 def _bfloat16_sum_then_matmul() -> Program:
     """The fuzzer's program, its inputs drawn as it drew them."""
     torch.manual_seed(35528)
@@ -196,6 +203,8 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
                                                                             "ABCD", "D")),
     "matmul_result_with_a_unit_dim_appended": lambda: (
         lambda x, w: (x @ w).unsqueeze(2), _inputs({"R": 100, "V": 160, "E": 16}, "RV", "VE")),
+    "product_of_a_tiled_column_slice": lambda: (
+        _product_of_a_tiled_column_slice, _inputs({"C": 4, "R": 77, "U": 100, "A": 38, "B": 128}, "CR", "RU", "AB")),
     "masked_contraction_inside_hinted_group": lambda: (
         _softmax_then_matmul_in_group, _inputs({"C": 160, "Q": 64, "Dv": 100, "A": 3}, ("C", "Q"), ("Q", "Dv"),
                                                ("Dv", "A"))),
@@ -516,3 +525,14 @@ def test_a_matmul_result_viewed_with_a_unit_dim_after_its_columns_stays_a_view(i
     and an innermost result dim (N)"; ``test_fuzz.py``'s budget once the fuzzer drew sliced
     products).  Only unit dims before the last are written by the matmul now."""
     _check("matmul_result_with_a_unit_dim_appended", imported, tmp_path)
+
+
+def test_a_tiled_matmul_computing_past_its_result_keeps_its_result_shape(imported, tmp_path):
+    """``(x @ y)[..., :38] @ w`` with the first product tiled: the importer folds the slice into it
+    (it computes all 100 columns into the padding of its [4, 38] result), and coarse tiling gave
+    its tiles and its loop's result the shape of that region, [4, 100], so the second matmul
+    contracted over 100 (``bench/fuzz.py --seed 20261203``, 1 of 400: "reads elements [0, 100) of
+    dim 0 of a tile of 38"; untiled hints, auto-tile's tiling on 1 core: "addressed up to element
+    127 ... past its storage extent 64").  A tile keeps the result's extent, padded to the region
+    (``tile_type``)."""
+    _check("product_of_a_tiled_column_slice", imported, tmp_path, (1, 11))
