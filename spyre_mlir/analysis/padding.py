@@ -2,7 +2,7 @@
 # past a tensor's host extent along one dim once spyre-stickify pads that dim.
 # Read by spyre-mask-contractions, for the operands of a matmul whose K is not a
 # whole number of sticks.  Reads the IR before spyre-stickify (the op-func
-# table's numpy references, fills, view chains); writes nothing.
+# table's numpy references, fills, view chains, concatenations); writes nothing.
 """The values a tensor's padding may hold (:class:`PaddingValues`).
 
 Padding a dim to whole sticks adds elements nobody computes as part of the
@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from enum import Enum
 
 import numpy as np
+from xdsl.dialects import tensor
 from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
@@ -123,6 +124,11 @@ def _product_of_zero(func: OpFunc, operands: list[Padding]) -> Padding | None:
     return None
 
 
+def _same_rank(op: tensor.InsertSliceOp) -> bool:
+    """True when ``op`` inserts a piece of its buffer's rank (a piece of a concatenation)."""
+    return len(tensor_shape(op.source)) == len(tensor_shape(op.dest))
+
+
 class PaddingValues:
     """What the padding of each tensor may hold, found on demand and remembered.
 
@@ -179,6 +185,8 @@ class PaddingValues:
 
     def _needs(self, value: SSAValue, host_dim: int) -> list[tuple[SSAValue, int]]:
         writer = value.op if isinstance(value, OpResult) else None
+        if isinstance(writer, tensor.InsertSliceOp) and _same_rank(writer):
+            return [(writer.source, host_dim), (writer.dest, host_dim)]
         if not isinstance(writer, ComputeOp):
             return []
         i = self._result_dim(value, host_dim)
@@ -194,6 +202,12 @@ class PaddingValues:
         writer = value.op if isinstance(value, OpResult) else None
         if isinstance(writer, FillOp):
             return frozenset({writer.fill_value()})  # a fill writes every element
+        if isinstance(writer, tensor.EmptyOp):
+            return ZERO  # a concatenation's buffer: its padding no piece writes is zeroed
+        if isinstance(writer, tensor.InsertSliceOp) and _same_rank(writer):
+            # A piece of a concatenation (a convolution's padded input): what the piece's padding
+            # holds where it writes the buffer's, what the buffer held elsewhere.
+            return join(self.known[writer.source, host_dim], self.known[writer.dest, host_dim])
         if not isinstance(writer, ComputeOp):
             return Unknown.ANY
         i = self._result_dim(value, host_dim)

@@ -176,3 +176,24 @@ func.func @masked_once(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "inpu
   %d = spyre.matmul (%l, %v) : (tensor<8x5xf32>, tensor<5x16xf32>) -> tensor<8x16xf32>
   func.return %c, %d : tensor<8x12xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// A convolution's input padded by concatenation (the pieces and the buffer cover
+// its channels whole): past K, each piece holds what its own padding holds,
+// zeros of the staged input and of the fills; no tap is masked.
+// CHECK-LABEL: func.func @padded_by_concatenation
+// CHECK-NOT:     where3
+// CHECK:         func.return
+func.func @padded_by_concatenation(%x: tensor<4x5xf16> {spyre.name = "x", spyre.role = "input"},
+                                   %w: tensor<5x8xf16> {spyre.name = "w", spyre.role = "input"}) -> tensor<5x8xf16> {
+  %zero = spyre.fill 0.0 : tensor<1x5xf16>
+  %buffer = tensor.empty() : tensor<5x5xf16>
+  %first = spyre.pointwise "identity" (%zero) : (tensor<1x5xf16>) -> tensor<1x5xf16>
+  %0 = tensor.insert_slice %first into %buffer[0, 0] [1, 5] [1, 1] : tensor<1x5xf16> into tensor<5x5xf16>
+  %rest = spyre.pointwise "identity" (%x) : (tensor<4x5xf16>) -> tensor<4x5xf16>
+  %1 = tensor.insert_slice %rest into %0[1, 0] [4, 5] [1, 1] : tensor<4x5xf16> into tensor<5x5xf16>
+  %e = spyre.pointwise "exp" (%w) : (tensor<5x8xf16>) -> tensor<5x8xf16>
+  %c = spyre.matmul (%1, %e) : (tensor<5x5xf16>, tensor<5x8xf16>) -> tensor<5x8xf16>
+  func.return %c : tensor<5x8xf16>
+}
