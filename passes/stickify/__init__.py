@@ -44,9 +44,10 @@ Op rules (by op-func kind, DESIGN §6):
   driven by another dim and the operand's storage restickified onto it);
 * matmul ``C[m, n] = A[m, k] @ B[k, n]``: A driven by K (the reduction dim), B
   and C by N (the dim of C's innermost coordinate); when K is not a whole
-  number of sticks, B's K dim is padded to whole sticks (``padded_shape``; the
-  padding must be zero, see spyre-plan-memory's ``zeroed`` placement), which is
-  the padding rule of step 3 applied to K;
+  number of sticks, B's K dim is padded to whole sticks (``padded_shape``; a
+  padding nobody writes is zeroed, see spyre-plan-memory's ``zeroed``
+  placement; where either operand's may hold data, spyre-mask-contractions has
+  zeroed the other's), which is the padding rule of step 3 applied to K;
 * reduction: no constraint on a dense operand (a sparse one, a stick
   reduction's result, is restickified onto a dim it iterates, a kept one if it
   has one; so is one whose stick its read splits, ``splits_stick``: the rows

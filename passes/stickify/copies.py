@@ -580,21 +580,6 @@ class Copier(CopyMaker):
                                                    or coord.const + space[k] < extents[j])
                    for j, coord in enumerate(read.coords))
 
-    def pads_k_with_data(self, op: ComputeOp, copy: RestickifyOp) -> bool:
-        """Whether ``copy``, matmul ``op``'s right-hand side, writes its rows past the true K with
-        its source's data: it pads the dim that writes them to whole sticks (they drive a stick of
-        its source, restickified onto them to read a column slice at an offset) and its source
-        holds more rows there (``y[:5, 1:]``)."""
-        (k,) = op.reduction_dims()
-        _, reads, _ = op_reads(op)
-        rows = next(j for j, c in enumerate(reads[1].coords) if c.coefficient(Dim(k)))
-        space, (source,), written = op_reads(copy)
-        i = stick_driver(written[rows])
-        if i not in padded_dims(self.plan, copy):
-            return False
-        extents = self.plan.layouts[source.storage].host_shape
-        return any(c.coefficient(Dim(i)) and c.const + space[i] < extents[j] for j, c in enumerate(source.coords))
-
     def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
         """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
         that the op steps along a dim it pads (its storage may reach that far where the view's own
@@ -621,12 +606,6 @@ class Copier(CopyMaker):
             copy = self.untangle_source(op, index, reads[index], copy, layout.stick_dim)
             self.plan.layouts[copy.result] = layout
             op.operands[index] = copy.result
-            if index in zero_rows and self.pads_k_with_data(op, copy):
-                raise SpyreError("cannot read the right-hand side of this matmul: its K rows, fewer than a "
-                                 "stick, come from a storage restickified onto them to reach a column slice "
-                                 "at an offset, so its copy would hold the next rows' data where the matmul "
-                                 "reads zeros past K; a column slice from a whole stick, or a K of whole "
-                                 "sticks, compiles", op=op)
             self.restickifies.append(copy)
             copies.append(copy)
         return copies
