@@ -1,10 +1,10 @@
 # spyre-mask-contractions (DESIGN §6, §9): a matmul contracts its K padded to
 # whole sticks, so what both operands hold there must multiply to zero.  Reads
 # every spyre.matmul whose K is not a whole number of sticks and what its
-# operands' padding may hold (analysis/padding.py).  Writes, before such a
-# matmul, a `where3` of the operand whose padding may hold anything but zero
-# against a `constant` argument of K ones (staged with zeros past K), and that
-# argument into the func signature.
+# operands' padding may hold (analysis/padding.py).  Writes, after the operand
+# whose padding may hold anything but zero, a `where3` of it against a
+# `constant` argument of K ones (staged with zeros past K) that the matmul reads
+# instead, and that argument into the func signature.
 """Zero what a matmul reads past K (:func:`mask_contractions`).
 
 The matmul unit reads the left-hand side sticked on K, so a K of 5 float32
@@ -24,8 +24,9 @@ holds ones in both (each pointwise op writes whole sticks, ``1 + 0``), and
 past K the staged ones are zeros, and it writes zeros there (or, off its stick,
 nobody writes them and memory planning zeroes them).  One operand is masked
 when that leaves the other finite (the smaller one when either would do),
-else both.  A mask joins the matmul's ``tiles`` hint groups; one value several
-matmuls read alike is masked once.  The pass runs before spyre-propagate-named-dims, which names the
+else both.  A mask follows the operand it reads (it joins the ``tiles`` hint
+groups of the op that writes it); one value several matmuls read alike is
+masked once.  The pass runs before spyre-propagate-named-dims, which names the
 dims of what it adds.
 """
 
@@ -48,14 +49,14 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
 from spyre_mlir.analysis.kernel_args import argument_role_and_name
 from spyre_mlir.analysis.padding import ZERO, PaddingValues, is_finite
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR, MatmulOp, PointwiseOp, ViewOp
+from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR, ComputeOp, MatmulOp, PointwiseOp, ViewOp
 from spyre_mlir.dialects.spyre.types import element_dtype, tensor_shape
 from spyre_mlir.hardware import SpyreConfig
 
@@ -90,9 +91,9 @@ class _Masks:
     def __init__(self, body: func.FuncOp):
         self.body = body
         self.ones: dict[tuple[Attribute, int], BlockArgument] = {}
-        self.masked: dict[tuple[SSAValue, int, Attribute | None], SSAValue] = {}
-        """Each mask by the operand it reads, its K dim and its hints: one value read by several
-        matmuls (a norm's output by the q, k and v projections) is masked once."""
+        self.masked: dict[tuple[SSAValue, int], SSAValue] = {}
+        """Each mask by the operand it reads and its K dim: one value read by several matmuls (a
+        norm's output by the q, k and v projections) is masked once."""
 
     def argument(self, element: Attribute, extent: int) -> BlockArgument:
         """The argument of ``extent`` ones of ``element``, added to the signature on first use."""
@@ -124,7 +125,7 @@ class _Masks:
             raise SpyreError(f"cannot zero what this matmul reads past its contraction of "
                              f"{op.get_iteration_space()[k]} elements: operand #{index} reads it through "
                              f"{op.get_indexing_maps()[index]}", op=op)
-        key = (operand, host, op.hints)
+        key = (operand, host)
         if key in self.masked:
             op.operands[index] = self.masked[key]
             return
@@ -135,13 +136,23 @@ class _Masks:
         masked = PointwiseOp(MASK, [cond.result, operand], plain, {"y": 0.0})
         for new in (cond, masked):
             new.location = op.location
-        if op.hints is not None:  # a member of the matmul's tile groups, which it sits inside
-            masked.hints = op.hints
+        writer = _writer(operand)
+        if writer is not None and writer.hints is not None:  # a member of its producer's tile groups
+            masked.hints = writer.hints
         cond.result.name_hint, masked.result.name_hint = "k_valid", "k_masked"
-        block = op.parent_block()
-        assert block is not None
-        block.insert_ops_before([cond, masked], op)
+        block = self.body.body.block
+        if isinstance(operand.owner, Operation):
+            block.insert_ops_after([cond, masked], operand.owner)
+        else:
+            block.insert_ops_before([cond, masked], block.first_op)
         op.operands[index] = self.masked[key] = masked.result
+
+
+def _writer(value: SSAValue) -> ComputeOp | None:
+    """The compute op that writes the storage ``value`` views, None for an argument's."""
+    while isinstance(value.owner, ViewOp):
+        value = value.owner.source
+    return value.owner if isinstance(value.owner, ComputeOp) else None
 
 
 def mask_contractions(body: func.FuncOp) -> list[PointwiseOp]:

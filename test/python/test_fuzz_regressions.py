@@ -98,6 +98,11 @@ def _product_of_a_tiled_column_slice(x: torch.Tensor, y: torch.Tensor, w: torch.
         return p[..., :38] @ w
 
 
+def _sliced_weight_in_group(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    with spyre_hint(tiles={"seq": 4}):
+        return torch.exp(x)[..., :69] @ w[:69]
+
+
 def _bfloat16_sum_then_matmul() -> Program:
     """The fuzzer's program, its inputs drawn as it drew them."""
     torch.manual_seed(35528)
@@ -205,6 +210,8 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
         lambda x, w: (x @ w).unsqueeze(2), _inputs({"R": 100, "V": 160, "E": 16}, "RV", "VE")),
     "product_of_a_tiled_column_slice": lambda: (
         _product_of_a_tiled_column_slice, _inputs({"C": 4, "R": 77, "U": 100, "A": 38, "B": 128}, "CR", "RU", "AB")),
+    "mask_of_an_operand_outside_the_group": lambda: (
+        _sliced_weight_in_group, _inputs({"seq": 256, "E": 96, "N": 160}, ("seq", "E"), ("E", "N"))),
     "masked_contraction_inside_hinted_group": lambda: (
         _softmax_then_matmul_in_group, _inputs({"C": 160, "Q": 64, "Dv": 100, "A": 3}, ("C", "Q"), ("Q", "Dv"),
                                                ("Dv", "A"))),
@@ -536,3 +543,11 @@ def test_a_tiled_matmul_computing_past_its_result_keeps_its_result_shape(importe
     127 ... past its storage extent 64").  A tile keeps the result's extent, padded to the region
     (``tile_type``)."""
     _check("product_of_a_tiled_column_slice", imported, tmp_path, (1, 11))
+
+
+def test_a_contraction_mask_follows_the_operand_it_reads(imported, tmp_path):
+    """``exp(x)[..., :69] @ w[:69]`` under a hint tiling the rows: the smaller operand, the weight's
+    slice, is masked, and its mask took the matmul's hints though it iterates no row, so coarse
+    tiling found the group's ops "not contiguous" (``bench/fuzz.py --seed 20261205``, 1 of 400).
+    A mask now joins the groups of the op that writes its operand, none for an argument."""
+    _check("mask_of_an_operand_outside_the_group", imported, tmp_path, (1, 9))

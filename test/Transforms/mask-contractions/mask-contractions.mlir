@@ -24,13 +24,14 @@ func.func @staged_right_hand_side(%x: tensor<8x5xf32> {spyre.name = "x", spyre.r
 // -----
 
 // (x + 1) @ (z * 2 + 1)^T: ones past K in both, 27 more per element unmasked.
-// The smaller operand (the left, 40 elements against 60) is masked.
+// The smaller operand (the left, 40 elements against 60) is masked, right after
+// the op that writes it.
 // CHECK-LABEL: func.func @ones_in_both
 // CHECK-SAME:    %[[ONES:[a-z0-9_]+]]: tensor<5xf32> {spyre.role = "constant", spyre.name = "const_ones_5", spyre.value = dense<1.000000e+00> : tensor<5xf32>}
 // CHECK:         %[[A:.*]] = spyre.pointwise "add" (%x)
-// CHECK:         %[[BT:.*]] = spyre.view %b
 // CHECK-NEXT:    %[[VALID:.*]] = spyre.view %[[ONES]] affine_map<(d0, d1) -> (d1)> : tensor<5xf32> -> tensor<8x5xf32>
 // CHECK-NEXT:    %[[MASKED:.*]] = spyre.pointwise "where3" (%[[VALID]], %[[A]]) consts {y = 0.000000e+00 : f64} : (tensor<8x5xf32>, tensor<8x5xf32>) -> tensor<8x5xf32>
+// CHECK:         %[[BT:.*]] = spyre.view %b
 // CHECK-NEXT:    spyre.matmul (%[[MASKED]], %[[BT]])
 func.func @ones_in_both(%x: tensor<8x5xf32> {spyre.name = "x", spyre.role = "input"},
                         %z: tensor<12x5xf32> {spyre.name = "z", spyre.role = "input"}) -> tensor<8x12xf32> {
@@ -129,8 +130,9 @@ func.func @inside_a_hinted_group(%x: tensor<8x5xf32> {spyre.name = "x", spyre.ro
 // operand, a slice, reads data past K too.
 // CHECK-LABEL: func.func @computed_past_the_extent
 // CHECK:         %[[P:.*]] = spyre.matmul (%x, %y)
-// CHECK:         %[[MASKED:.*]] = spyre.pointwise "where3" ({{.*}}, %[[P]])
-// CHECK-NEXT:    spyre.matmul (%[[MASKED]], %zt)
+// CHECK-NEXT:    spyre.view
+// CHECK-NEXT:    %[[MASKED:.*]] = spyre.pointwise "where3" ({{.*}}, %[[P]])
+// CHECK:         spyre.matmul (%[[MASKED]], %zt)
 func.func @computed_past_the_extent(%x: tensor<4x77xf16> {spyre.name = "x", spyre.role = "input"},
                                     %y: tensor<77x100xf16> {spyre.name = "y", spyre.role = "input"},
                                     %z: tensor<128x100xf16> {spyre.name = "z", spyre.role = "input"}) -> tensor<4x128xf16> {
@@ -196,4 +198,23 @@ func.func @padded_by_concatenation(%x: tensor<4x5xf16> {spyre.name = "x", spyre.
   %e = spyre.pointwise "exp" (%w) : (tensor<5x8xf16>) -> tensor<5x8xf16>
   %c = spyre.matmul (%1, %e) : (tensor<5x5xf16>, tensor<5x8xf16>) -> tensor<5x8xf16>
   func.return %c : tensor<5x8xf16>
+}
+
+// -----
+
+// A mask follows the operand it reads, not the matmul: exp(x) holds ones past K
+// and the right-hand side, the smaller, is a slice of an argument (data there),
+// written by no op of the matmul's tiles group, so its mask has no hints (it
+// iterates no dim the group tiles) and comes first.
+// CHECK-LABEL: func.func @operand_outside_the_group
+// CHECK:         spyre.view %{{.*}} : tensor<96x160xf32> -> tensor<69x160xf32>
+// CHECK-NEXT:    spyre.view
+// CHECK-NEXT:    spyre.pointwise "where3" ({{.*}}) consts {y = 0.000000e+00 : f64} : (tensor<69x160xf32>, tensor<69x160xf32>) -> tensor<69x160xf32>
+// CHECK:         spyre.pointwise "exp" (%x) {hints = [#spyre.hint<1, tiles = {S = 4}>]}
+func.func @operand_outside_the_group(%x: tensor<256x69xf32> {spyre.name = "x", spyre.role = "input"},
+                                     %w: tensor<96x160xf32> {spyre.name = "w", spyre.role = "input"}) -> tensor<256x160xf32> {
+  %ws = spyre.view %w affine_map<(d0, d1) -> (d0, d1)> : tensor<96x160xf32> -> tensor<69x160xf32>
+  %t = spyre.pointwise "exp" (%x) {hints = [#spyre.hint<1, tiles = {S = 4}>]} : (tensor<256x69xf32>) -> tensor<256x69xf32>
+  %c = spyre.matmul (%t, %ws) {hints = [#spyre.hint<1, tiles = {S = 4}>]} : (tensor<256x69xf32>, tensor<69x160xf32>) -> tensor<256x160xf32>
+  func.return %c : tensor<256x160xf32>
 }
