@@ -53,10 +53,11 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
-from spyre_mlir.analysis.kernel_args import argument_role_and_name
+from spyre_mlir.analysis.kernel_args import argument_role_and_name, updated_arguments
 from spyre_mlir.analysis.padding import ZERO, PaddingValues, is_finite
+from spyre_mlir.analysis.views import Dim, dim, op_reads
 from spyre_mlir.diagnostics import SpyreError
-from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR, ComputeOp, MatmulOp, PointwiseOp, ViewOp
+from spyre_mlir.dialects.spyre import CONSTANT_VALUE_ATTR, ComputeOp, MatmulOp, PointwiseOp, ViewOp, target_config
 from spyre_mlir.dialects.spyre.types import element_dtype, tensor_shape
 from spyre_mlir.hardware import SpyreConfig
 
@@ -64,25 +65,35 @@ MASK = "where3"
 """The op func that keeps an operand's values up to K and writes zeros past it."""
 
 
-def padded_contraction(op: MatmulOp) -> int | None:
-    """``op``'s iteration dim K when K is not a whole number of its left-hand side's sticks, else None."""
+def padded_contraction(op: MatmulOp, config: SpyreConfig) -> int | None:
+    """``op``'s iteration dim K when K is not a whole number of its left-hand side's sticks on
+    ``config``, else None."""
     (k,) = op.reduction_dims()
     assert isinstance(op.inputs[0].type, TensorType)
-    per_stick = SpyreConfig().elems_per_stick(element_dtype(op.inputs[0].type.get_element_type()))
+    per_stick = config.elems_per_stick(element_dtype(op.inputs[0].type.get_element_type()))
     return k if op.get_iteration_space()[k] % per_stick else None
 
 
 def operands_to_mask(op: MatmulOp, k: int, padding: PaddingValues) -> list[int]:
     """The operands of ``op`` to mask so that every term past K is zero: none when one operand
-    holds zeros there and the other finite values, else one that leaves the other finite (the
-    one of fewer elements when either would), else both."""
+    holds zeros there and the other finite values, else one that leaves the other finite (when
+    either would: one read as it is rather than through a view that moves K, a flattening the
+    mask could not be read through; then the one of fewer elements), else both."""
     held = [padding.read(op, index, k) for index in (0, 1)]
     if any(held[i] == ZERO and is_finite(held[1 - i]) for i in (0, 1)):
         return []
     alone = [i for i in (0, 1) if is_finite(held[1 - i])]
     if not alone:
         return [0, 1]
-    return [min(alone, key=lambda i: math.prod(tensor_shape(op.inputs[i])))]
+    return [min(alone, key=lambda i: (_moves_k(op, i, k), math.prod(tensor_shape(op.inputs[i]))))]
+
+
+def _moves_k(op: MatmulOp, index: int, k: int) -> bool:
+    """True when operand ``index`` of ``op`` reads K through a view that does not keep it one
+    dim of its storage, read as it is (``x.reshape(8, 6)`` of an ``x`` [8, 2, 3])."""
+    _, reads, _ = op_reads(op)
+    coords = [c for c in reads[index].coords if c.coefficient(Dim(k))]
+    return coords != [dim(k)]
 
 
 class _Masks:
@@ -121,7 +132,7 @@ class _Masks:
         assert isinstance(operand.type, TensorType)
         results = op.get_indexing_maps()[index].results
         host = next((j for j, e in enumerate(results) if isinstance(e, AffineDimExpr) and e.position == k), None)
-        if host is None:
+        if host is None or tensor_shape(operand)[host] != op.get_iteration_space()[k]:
             raise SpyreError(f"cannot zero what this matmul reads past its contraction of "
                              f"{op.get_iteration_space()[k]} elements: operand #{index} reads it through "
                              f"{op.get_indexing_maps()[index]}", op=op)
@@ -155,17 +166,19 @@ def _writer(value: SSAValue) -> ComputeOp | None:
     return value.owner if isinstance(value.owner, ComputeOp) else None
 
 
-def mask_contractions(body: func.FuncOp) -> list[PointwiseOp]:
-    """Mask, before each matmul of ``body`` whose K is not a whole number of sticks, the operands
-    :func:`operands_to_mask` names.  Returns the masks."""
-    padding, masks = PaddingValues(), _Masks(body)
+def mask_contractions(body: func.FuncOp, config: SpyreConfig) -> list[SSAValue]:
+    """Mask, for each matmul of ``body`` whose K is not a whole number of ``config``'s sticks, the
+    operands :func:`operands_to_mask` names.  Returns the masks' results."""
+    block = body.body.block
+    updated = frozenset(block.args[i] for i in updated_arguments(body).values())
+    padding, masks = PaddingValues(updated), _Masks(body)
     for op in [op for op in body.walk() if isinstance(op, MatmulOp)]:
-        k = padded_contraction(op)
+        k = padded_contraction(op, config)
         if k is None:
             continue
         for index in operands_to_mask(op, k, padding):
             masks.mask(op, index, k)
-    return [value.owner for value in masks.masked.values() if isinstance(value.owner, PointwiseOp)]
+    return list(masks.masked.values())
 
 
 @dataclass(frozen=True)
@@ -175,6 +188,7 @@ class MaskContractionsPass(ModulePass):
     name = "spyre-mask-contractions"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = target_config(op)
         for body in op.ops:
             if isinstance(body, func.FuncOp) and not body.is_declaration:
-                mask_contractions(body)
+                mask_contractions(body, config)

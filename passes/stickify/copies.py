@@ -563,32 +563,16 @@ class Copier(CopyMaker):
         coord = read.coords[layout.stick_dim]
         return coord.const % layout.elems_per_stick != 0 or bool(coord.terms) and strided(coord)
 
-    def reads_data_as_zero_rows(self, op: ComputeOp, index: int, read: Read) -> bool:
-        """Whether operand ``index`` of ``op`` is a matmul's right-hand side whose K rows past the
-        true K, which the matmul reads because it pads K to whole sticks and which must be zeros,
-        hold data of its storage: K read at an offset or through a nest (the keys ``qkv[:, 32:64]``
-        of a fused projection: rows 64 .. 95 are the values), or short of the storage's end
-        (``y[:, :32]`` of 64 columns).  Its copy holds the true K rows only, and zeros past them."""
-        if index != 1 or op.op_func().kind is not OpKind.MATMUL:
-            return False
-        (k,) = op.reduction_dims()
-        space, padded = op.get_iteration_space(), padded_dims(self.plan, op)
-        if k not in padded:
-            return False
-        extents = self.plan.layouts[read.storage].host_shape
-        return any(coord.coefficient(Dim(k)) and (coord != dim(k) + Linear.constant(coord.const)
-                                                   or coord.const + space[k] < extents[j])
-                   for j, coord in enumerate(read.coords))
-
     def copy_padded_views(self, op: ComputeOp) -> list[RestickifyOp]:
         """Copy here each view operand that spyre-fold-views would copy (:func:`copy_reason`) and
         that the op steps along a dim it pads (its storage may reach that far where the view's own
         layout, which the copy would take, does not: row 3 of an fp32 tensor cast to fp16), each
         one that shares a coordinate between a dim the op pads and another (``h * 32 + d`` with
         ``d`` padded to a stick of 64: the padding would read the next head), and each one
-        :meth:`misread`, and a matmul's right-hand side that would read data as the zero rows of
-        its padded K (:meth:`reads_data_as_zero_rows`): the copy is the tensor the op reads, so it
-        is the one :meth:`pad` pads (the view's storage needs nothing).  A copy reading its storage tangled reads it sticked
+        :meth:`misread`: the copy is the tensor the op reads, so it is the one :meth:`pad` pads
+        (the view's storage needs nothing; a matmul's right-hand side whose storage holds data
+        past K is read in place, spyre-mask-contractions having zeroed the left-hand side's
+        padding there).  A copy reading its storage tangled reads it sticked
         otherwise (:meth:`untangle_source`: GPT-NeoX's rotary part, 16 of each 64-element head of
         a fused QKV projection).  Returns the copies."""
         _, reads, _ = op_reads(op)
@@ -597,8 +581,6 @@ class Copier(CopyMaker):
         copied |= {i for i, read in enumerate(reads) if read.views and {stick_driver(c) for c in read.coords} & padded
                    and copy_reason(op, i, self.plan.layouts.__getitem__) is not None}
         copied |= {i for i, read in enumerate(reads) if read.views and self.misread(read)}
-        zero_rows = {i for i, read in enumerate(reads) if read.views and self.reads_data_as_zero_rows(op, i, read)}
-        copied |= zero_rows
         copies = []
         for index in sorted(copied):
             copy = self.copy_view(op.operands[index], op)

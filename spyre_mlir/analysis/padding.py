@@ -18,10 +18,12 @@ program.  Who writes them decides what they hold:
 Before spyre-stickify the stick dims are not chosen, so a computed tensor's
 padding may hold either; the analysis keeps both.  A :data:`Padding` is the set
 of values the padding may hold, or, where no small set is known, whether they
-are at least finite (:class:`Unknown`): an operand that reads another tensor's
-data there (a slice, a broadcast) reads finite values, and an op func that may
-leave the finite numbers (``exp``, ``log``, a division) on finite inputs makes
-them :attr:`Unknown.ANY`.
+are at least finite (:class:`Unknown`).  An operand broadcast there reads the
+values the program computes with, taken as finite; one that reads data the
+program drops (a slice, a stride, a result computed past its extent, an
+argument updated in place) may read any value; an op func that may leave the
+finite numbers (``exp``, ``log``, a division) on finite inputs makes them
+:attr:`Unknown.ANY`; a value a float16 tensor cannot hold is infinite.
 """
 
 from __future__ import annotations
@@ -107,8 +109,9 @@ def _evaluate(op: OpFunc, consts: Mapping[str, float], tensors: Mapping[str, flo
 
 
 def _selected(func: OpFunc, operands: Mapping[str, Padding], consts: Mapping[str, float]) -> Padding | None:
-    """What a ``where3`` whose condition is known selects (the masks of spyre-mask-contractions:
-    a condition of zeros selects ``y``), None for another op func or an unknown condition."""
+    """What a ``where3`` whose condition is known selects when another operand is not (the masks
+    of spyre-mask-contractions: a condition of zeros selects ``y``), None for another op func or
+    an unknown condition."""
     if func.name != "where3" or not isinstance(cond := operands.get("cond"), frozenset):
         return None
     chosen = [operands.get(name, frozenset({consts[name]}) if name in consts else Unknown.ANY)
@@ -117,11 +120,19 @@ def _selected(func: OpFunc, operands: Mapping[str, Padding], consts: Mapping[str
 
 
 def _product_of_zero(func: OpFunc, operands: list[Padding]) -> Padding | None:
-    """Zero for a product one of whose factors holds zeros and the others finite values (``x *
-    rsqrt(mean(x * x))`` of a staged ``x``), None otherwise."""
+    """Zero for a product one of whose factors holds zeros and the others unknown finite values
+    (``x * rsqrt(mean(x * x))`` of a staged ``x``), None otherwise."""
     if func.name == "mul" and ZERO in operands and all(is_finite(p) for p in operands):
         return ZERO
     return None
+
+
+def _rounded(values: frozenset[float], value: SSAValue) -> Padding:
+    """``values`` as ``value``'s element type holds them (float16 overflows past 65504)."""
+    if isinstance(getattr(value.type, "element_type", None), Float16Type):
+        with np.errstate(over="ignore"):
+            values = frozenset(float(np.float16(v)) for v in values)
+    return _capped(values)
 
 
 def _same_rank(op: tensor.InsertSliceOp) -> bool:
@@ -135,8 +146,11 @@ class PaddingValues:
     :meth:`of` answers for a tensor and one of its host dims; :meth:`read` for what an op reads
     past an iteration dim's extent through one of its operands."""
 
-    def __init__(self) -> None:
+    def __init__(self, updated: frozenset[BlockArgument] = frozenset()) -> None:
         self.known: dict[tuple[SSAValue, int], Padding] = {}
+        self.updated = updated
+        """Arguments updated in place (a KV cache): a row store leaves its rows' padding in them,
+        from one run to the next."""
 
     def of(self, value: SSAValue, host_dim: int) -> Padding:
         """What ``value``'s elements past its extent along ``host_dim`` may hold, were that dim
@@ -171,10 +185,12 @@ class PaddingValues:
         read = reads[index]
         along = [j for j, c in enumerate(read.coords) if c.coefficient(Dim(iteration_dim))]
         extents = tensor_shape(read.storage)
+        if not along:
+            return [], Unknown.FINITE  # a broadcast: the value the program computes with
         if len(along) == 1 and read.coords[along[0]] == dim(iteration_dim) \
                 and extents[along[0]] == space[iteration_dim]:
             return [(read.storage, along[0])], frozenset()
-        return [(read.storage, j) for j in along], Unknown.FINITE
+        return [(read.storage, j) for j in along], Unknown.ANY  # data the program drops: inf too
 
     @staticmethod
     def _result_dim(value: SSAValue, host_dim: int) -> int | None:
@@ -198,7 +214,7 @@ class PaddingValues:
 
     def _padding(self, value: SSAValue, host_dim: int) -> Padding:
         if isinstance(value, BlockArgument):
-            return ZERO  # staged with zeros
+            return Unknown.ANY if value in self.updated else ZERO  # staged with zeros
         writer = value.op if isinstance(value, OpResult) else None
         if isinstance(writer, FillOp):
             return frozenset({writer.fill_value()})  # a fill writes every element
@@ -214,8 +230,9 @@ class PaddingValues:
         if i is None or isinstance(writer, PointwiseOp) and writer.indirect_access() is not None:
             return Unknown.ANY
         if writer.get_iteration_space()[i] > tensor_shape(value)[host_dim]:
-            # It computes past the extent (a slice of its result folded into it): data there.
-            return join(Unknown.FINITE, self._written(writer, value, i))
+            # It computes past the extent (a slice of its result folded into it): data the program
+            # drops there, which may be any value.
+            return Unknown.ANY
         return self._written(writer, value, i)
 
     def _written(self, writer: ComputeOp, value: SSAValue, i: int) -> Padding:
@@ -256,28 +273,34 @@ class PaddingValues:
     @staticmethod
     def _reduced(op: ReduceOp, operand: Padding) -> Padding:
         """A kept dim's padding, reduced over the reduced dims' extents: a sum of ``n`` copies of
-        ``v`` is ``n * v``; a mean, a max or a min of them is ``v``."""
+        one value ``v`` is ``n * v`` (in the result's precision); a mean, a max or a min of them is
+        ``v``.  Of several values (the pieces of a concatenation), only whether the extremes are
+        finite."""
         if isinstance(operand, Unknown):
             return operand
         space = op.get_iteration_space()
         n = math.prod(space[d] for d in op.reduction_dims())
         scale = n if op.op_func().name == "sum" else 1
-        return _capped(frozenset(v * scale for v in operand))
+        extremes = _rounded(frozenset({min(operand) * scale, max(operand) * scale}), op.result)
+        if len(operand) > 1:  # the reduction mixes them: between the extremes, if those are finite
+            return Unknown.FINITE if is_finite(extremes) else Unknown.ANY
+        return extremes
 
     @staticmethod
     def _pointwise(op: PointwiseOp, operands: list[Padding], value: SSAValue) -> Padding:
         func, consts = op.op_func(), op.const_values()
         tensors = [name for name in func.inputs if name not in consts]
         if any(isinstance(p, Unknown) for p in operands):
-            return _selected(func, dict(zip(tensors, operands)), consts) or _product_of_zero(func, operands) or (
-                Unknown.FINITE if all(is_finite(p) for p in operands)
-                and _stays_finite(func.name, tuple(sorted(consts.items()))) else Unknown.ANY)
-        narrow = isinstance(getattr(value.type, "element_type", None), Float16Type)
-        values = set()
-        for combo in itertools.product(*(sorted(p) for p in operands)):
-            out = _evaluate(func, consts, dict(zip(tensors, combo)))
-            values.add(float(np.float16(out)) if narrow else out)
-        return _capped(frozenset(values))
+            known = _selected(func, dict(zip(tensors, operands)), consts)
+            if known is None:
+                known = _product_of_zero(func, operands)
+            if known is not None:
+                return known
+            finite = all(is_finite(p) for p in operands) and _stays_finite(func.name, tuple(sorted(consts.items())))
+            return Unknown.FINITE if finite else Unknown.ANY
+        values = frozenset(_evaluate(func, consts, dict(zip(tensors, combo)))
+                           for combo in itertools.product(*(sorted(p) for p in operands)))
+        return _rounded(values, value)
 
 
 __all__ = ["PaddingValues", "Padding", "Unknown", "ZERO", "is_finite", "join"]

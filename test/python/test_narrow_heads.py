@@ -107,8 +107,8 @@ def test_regression_a_right_hand_side_whose_copy_pads_k_with_data_meets_zeros(co
     """``x[:, :5] @ y[:5, 1:]``: to reach the columns from 1, ``y`` is restickified onto its rows,
     so the copy of the 5 rows pads them to a stick with the next rows' data, which the matmul read
     as K's zeros (the product over all 64 rows, on every core count), and then was one located
-    error.  spyre-mask-contractions now zeroes the left-hand side past K (a slice: it reads data
-    there too), so the data meets zeros."""
+    error.  spyre-mask-contractions now zeroes both operands past K (each a slice reading data
+    the program drops there), and the right-hand side is read in place."""
     torch.manual_seed(0)
     inputs = (torch.randn(4, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16))
     outputs_match_eager(_RowsOfColumnsAtAnOffset(), inputs, cores, ("mm",))

@@ -7,6 +7,7 @@
 // RUN: %spyre-opt %s --split-input-file -p spyre-mask-contractions > %t.once.mlir
 // RUN: %spyre-opt %t.once.mlir --split-input-file -p spyre-mask-contractions > %t.twice.mlir
 // RUN: diff %t.once.mlir %t.twice.mlir
+// RUN: %spyre-opt %s --split-input-file -p spyre-mask-contractions,spyre-stickify 2>/dev/null | %filecheck %s --check-prefix=STICK
 
 // x + 1 holds ones past K = 5 (fp32: a stick of 32), the staged weight zeros:
 // every term past K is 1 * 0.
@@ -126,13 +127,17 @@ func.func @inside_a_hinted_group(%x: tensor<8x5xf32> {spyre.name = "x", spyre.ro
 
 // A matmul that computes past its result's extent (a column slice folded into
 // it: 100 columns into a result of 38, laid out with the padding to hold them)
-// holds data there, not the zeros of its staged operand's padding; the other
-// operand, a slice, reads data past K too.
+// holds data the program drops there, which may be any value, not the zeros of
+// its staged operand's padding; the other operand, a slice, reads such data past
+// K too.  Both are masked.
 // CHECK-LABEL: func.func @computed_past_the_extent
 // CHECK:         %[[P:.*]] = spyre.matmul (%x, %y)
 // CHECK-NEXT:    spyre.view
 // CHECK-NEXT:    %[[MASKED:.*]] = spyre.pointwise "where3" ({{.*}}, %[[P]])
-// CHECK:         spyre.matmul (%[[MASKED]], %zt)
+// CHECK:         %[[ZT:.*]] = spyre.view %z
+// CHECK-NEXT:    spyre.view
+// CHECK-NEXT:    %[[MASKED_ZT:.*]] = spyre.pointwise "where3" ({{.*}}, %[[ZT]])
+// CHECK-NEXT:    spyre.matmul (%[[MASKED]], %[[MASKED_ZT]])
 func.func @computed_past_the_extent(%x: tensor<4x77xf16> {spyre.name = "x", spyre.role = "input"},
                                     %y: tensor<77x100xf16> {spyre.name = "y", spyre.role = "input"},
                                     %z: tensor<128x100xf16> {spyre.name = "z", spyre.role = "input"}) -> tensor<4x128xf16> {
@@ -217,4 +222,31 @@ func.func @operand_outside_the_group(%x: tensor<256x69xf32> {spyre.name = "x", s
   %t = spyre.pointwise "exp" (%x) {hints = [#spyre.hint<1, tiles = {S = 4}>]} : (tensor<256x69xf32>) -> tensor<256x69xf32>
   %c = spyre.matmul (%t, %ws) {hints = [#spyre.hint<1, tiles = {S = 4}>]} : (tensor<256x69xf32>, tensor<69x160xf32>) -> tensor<256x160xf32>
   func.return %c : tensor<256x160xf32>
+}
+
+// -----
+
+// x[:, :32] @ w[:32] (float16: K of 32 read as a stick of 64): both operands read
+// data the program drops past K (which may be infinite), so both are masked;
+// spyre-stickify then reads both slices in place, into the masks, where it once
+// copied the right-hand side's rows for their padding's sake.
+// CHECK-LABEL: func.func @k_slice_of_wider_rows
+// CHECK:         %[[A:.*]] = spyre.view %x
+// CHECK-NEXT:    spyre.view
+// CHECK-NEXT:    %[[MASKED_A:.*]] = spyre.pointwise "where3" ({{.*}}, %[[A]])
+// CHECK:         %[[B:.*]] = spyre.view %w
+// CHECK-NEXT:    spyre.view
+// CHECK-NEXT:    %[[MASKED_B:.*]] = spyre.pointwise "where3" ({{.*}}, %[[B]])
+// CHECK-NEXT:    spyre.matmul (%[[MASKED_A]], %[[MASKED_B]])
+// STICK-LABEL: func.func @k_slice_of_wider_rows
+// STICK:         %[[A:.*]] = spyre.view %x
+// STICK:         spyre.pointwise "where3" ({{.*}}, %[[A]])
+// STICK:         %[[B:.*]] = spyre.view %w
+// STICK-NOT:     spyre.restickify (%w)
+// STICK:         spyre.pointwise "where3" ({{.*}}, %[[B]])
+func.func @k_slice_of_wider_rows(%x: tensor<10x64xf16> {spyre.name = "x", spyre.role = "input"}, %w: tensor<64x16xf16> {spyre.name = "w", spyre.role = "input"}) -> tensor<10x16xf16> {
+  %a = spyre.view %x affine_map<(d0, d1) -> (d0, d1)> : tensor<10x64xf16> -> tensor<10x32xf16>
+  %b = spyre.view %w affine_map<(d0, d1) -> (d0, d1)> : tensor<64x16xf16> -> tensor<32x16xf16>
+  %y = spyre.matmul (%a, %b) : (tensor<10x32xf16>, tensor<32x16xf16>) -> tensor<10x16xf16>
+  func.return %y : tensor<10x16xf16>
 }

@@ -219,19 +219,3 @@ func.func @mean_over_merged_patches(%x: tensor<1x4x4x64xf32, #spyre.layout<devic
   %m = spyre.reduce "mean" (%v) dims [2] : (tensor<1x16x64xf32>) -> tensor<1x16x1xf32>
   func.return %m : tensor<1x16x1xf32>
 }
-
-// -----
-
-// A matmul pads its K of 32 to a stick of 64 and reads its right-hand side's rows 32 .. 63 as
-// zeros; rows 0 .. 31 of a 64-row %w hold data there, so the slice is copied into a tensor of its
-// own, whose padded rows are zeros.  The left-hand side's K padding is masked; it is read in place.
-// CHECK-LABEL: func.func @k_slice_of_wider_rows
-// CHECK:         %[[A:.*]] = spyre.view %{{.*}} affine_map<(d0, d1) -> (d0, d1)>
-// CHECK-NEXT:    %[[B:.*]] = spyre.restickify (%{{.*}}) {iteration_space = array<i64: 32, 16>, indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>]} : ({{.*}}) -> tensor<32x16xf16, #spyre.layout<device_size = [1, 64, 64], dim_order = [0, 1], format = "SEN169_FP16">>
-// CHECK-NEXT:    spyre.matmul (%[[A]], %[[B]])
-func.func @k_slice_of_wider_rows(%x: tensor<10x64xf16> {spyre.name = "x", spyre.role = "input"}, %w: tensor<64x16xf16> {spyre.name = "w", spyre.role = "input"}) -> tensor<10x16xf16> {
-  %a = spyre.view %x affine_map<(d0, d1) -> (d0, d1)> : tensor<10x64xf16> -> tensor<10x32xf16>
-  %b = spyre.view %w affine_map<(d0, d1) -> (d0, d1)> : tensor<64x16xf16> -> tensor<32x16xf16>
-  %y = spyre.matmul (%a, %b) : (tensor<10x32xf16>, tensor<32x16xf16>) -> tensor<10x16xf16>
-  func.return %y : tensor<10x16xf16>
-}
