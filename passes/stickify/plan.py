@@ -145,7 +145,9 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
     heads of ``h * 80 + d`` merged back into a hidden dim) spans whole rows of the nest's
     outermost dim (:func:`nest_rows`), so that the nest's labels describe its extent: a hidden
     dim of 160 padded to 192 for a reader is padded to 240.  A dim read every k-th element
-    spans whole steps of k, which its labels count in.
+    spans whole steps of k, which its labels count in.  A dim the op steps along past the
+    tensor's extent (a row slice of a batched matmul's result folded into it: 8 rows computed
+    into a result of 7) reaches as far as it steps.
     """
     space, reads, result = op_reads(op)
     tensors = [*reads, Read(op.result, tuple(result), ())]
@@ -160,7 +162,13 @@ def missing_padding(plan: Plan, op: ComputeOp) -> list[tuple[int, Read, StickLay
             if driver is None and len(coord.terms) == 1 and isinstance(coord.terms[0][0], Dim):
                 driver, step = coord.terms[0][0].pos, coord.terms[0][1]  # every step-th element
             reach = extents[j] if j != layout.stick_dim else round_up(extents[j], layout.elems_per_stick)
-            needed = round_up(step * (padded[driver] - 1) + 1 + coord.const, step) if driver in padded else 0
+            if driver in padded:
+                needed = round_up(step * (padded[driver] - 1) + 1 + coord.const, step)
+            elif len(coord.terms) == 1 and isinstance(atom := coord.terms[0][0], Dim):
+                # As far as the op steps (past the extent: a row slice folded into a matmul).
+                needed = coord.terms[0][1] * (space[atom.pos] - 1) + 1 + coord.const
+            else:
+                needed = 0
             needed = max(needed, _nest_reach(coord, padded, space), round_up(extents[j], step))
             if needed > reach:  # whole steps: a strided dim is labelled in steps (op_spec's gap dim)
                 extents[j] = needed

@@ -212,6 +212,8 @@ PROGRAMS: dict[str, Callable[[], Program]] = {
         _product_of_a_tiled_column_slice, _inputs({"C": 4, "R": 77, "U": 100, "A": 38, "B": 128}, "CR", "RU", "AB")),
     "mask_of_an_operand_outside_the_group": lambda: (
         _sliced_weight_in_group, _inputs({"seq": 256, "E": 96, "N": 160}, ("seq", "E"), ("E", "N"))),
+    "batched_product_row_slice_returned": lambda: (
+        lambda x, y: (x @ y)[:, :7], _inputs({"H": 8, "R": 8, "S": 160, "A": 160}, "HRS", "HSA")),
     "masked_contraction_inside_hinted_group": lambda: (
         _softmax_then_matmul_in_group, _inputs({"C": 160, "Q": 64, "Dv": 100, "A": 3}, ("C", "Q"), ("Q", "Dv"),
                                                ("Dv", "A"))),
@@ -551,3 +553,12 @@ def test_a_contraction_mask_follows_the_operand_it_reads(imported, tmp_path):
     tiling found the group's ops "not contiguous" (``bench/fuzz.py --seed 20261205``, 1 of 400).
     A mask now joins the groups of the op that writes its operand, none for an argument."""
     _check("mask_of_an_operand_outside_the_group", imported, tmp_path, (1, 9))
+
+
+def test_a_matmul_computing_rows_past_its_result_pads_them(imported, tmp_path):
+    """``(x @ y)[:, :7]`` of [8, 8, 160] @ [8, 160, 160], returned: the importer folds the row slice
+    into the matmul, which computes 8 rows into a result of 7, and the result's layout lacked the
+    eighth row, so the lowering refused it (``bench/fuzz.py --seed 20261206``, 2 of 500).
+    spyre-stickify now pads a tensor as far as its op steps past its extent
+    (``missing_padding``)."""
+    _check("batched_product_row_slice_returned", imported, tmp_path, (1, 4, 32))
