@@ -166,9 +166,9 @@ def _writer(value: SSAValue) -> ComputeOp | None:
     return value.owner if isinstance(value.owner, ComputeOp) else None
 
 
-def mask_contractions(body: func.FuncOp, config: SpyreConfig) -> list[SSAValue]:
+def mask_contractions(body: func.FuncOp, config: SpyreConfig) -> None:
     """Mask, for each matmul of ``body`` whose K is not a whole number of ``config``'s sticks, the
-    operands :func:`operands_to_mask` names.  Returns the masks' results."""
+    operands :func:`operands_to_mask` names."""
     block = body.body.block
     updated = frozenset(block.args[i] for i in updated_arguments(body).values())
     padding, masks = PaddingValues(updated), _Masks(body)
@@ -178,7 +178,6 @@ def mask_contractions(body: func.FuncOp, config: SpyreConfig) -> list[SSAValue]:
             continue
         for index in operands_to_mask(op, k, padding):
             masks.mask(op, index, k)
-    return list(masks.masked.values())
 
 
 @dataclass(frozen=True)

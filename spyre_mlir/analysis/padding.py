@@ -172,8 +172,9 @@ class PaddingValues:
 
     def read(self, op: ComputeOp, index: int, iteration_dim: int) -> Padding:
         """What operand ``index`` of ``op`` holds where ``op`` iterates ``iteration_dim`` past its
-        extent: its storage's padding when the operand reads that dim of it as is, else (a slice,
-        a stride, a broadcast) data of the storage, finite, or whatever its padding holds."""
+        extent: its storage's padding when the operand reads that dim of it as is; the values the
+        program computes with (finite) when it is broadcast along it; else (a slice, a stride)
+        data the program drops, which may be any value."""
         need, fixed = self._read(op, index, iteration_dim)
         return join(fixed, *(self.of(*k) for k in need))
 

@@ -109,12 +109,19 @@ def outputs_match_eager(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...
         compare(name, g.float().numpy(), w.float().numpy(), tolerance_for(str(w.dtype).removeprefix("torch.")))
 
 
-def vision_model_matches_eager(model: torch.nn.Module, dtype: torch.dtype, cores: int, size: int = 32) -> None:
-    """``model``'s hidden states and pooled output of a random ``size`` x ``size`` image match eager's."""
-    pixels = torch.randn(1, 3, size, size, dtype=dtype)
+def base_model_matches_eager(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], cores: int,
+                             dtype: torch.dtype) -> Any:
+    """A transformers base ``model``'s last hidden state and pooled output on ``inputs``, compiled
+    for ``cores``, match eager's within ``dtype``'s tolerance; returns eager's output."""
     with torch.no_grad():
-        want = model(pixels)
-        got = spyre_mlir.compile(model, (pixels,), cores=cores).run(pixels)
+        want = model(*inputs)
+        got = spyre_mlir.compile(model, inputs, cores=cores).run(*inputs)
     tolerance = tolerance_for(str(dtype).removeprefix("torch."))
     compare("hidden", got.last_hidden_state.numpy(), want.last_hidden_state.numpy(), tolerance)
     compare("pooled", got.pooler_output.numpy(), want.pooler_output.numpy(), tolerance)
+    return want
+
+
+def vision_model_matches_eager(model: torch.nn.Module, dtype: torch.dtype, cores: int, size: int = 32) -> None:
+    """``model``'s hidden states and pooled output of a random ``size`` x ``size`` image match eager's."""
+    base_model_matches_eager(model, (torch.randn(1, 3, size, size, dtype=dtype),), cores, dtype)
